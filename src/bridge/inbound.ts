@@ -1,0 +1,21 @@
+/**
+ * The one normalized shape every Slack entry point produces. Listeners build it,
+ * the bridge records and answers it; nothing else about Slack reaches the bridge.
+ */
+export interface Inbound {
+  team: string;
+  channel: string;
+  /** A DM (`im`) is answered without a mention. */
+  isDirect: boolean;
+  /** The conversation key's thread: `thread_ts ?? ts`. */
+  threadTs: string;
+  /** The message's own ts (the dedup key with team and channel). */
+  ts: string;
+  user: string;
+  /** Readable plain text for the service: bot mention removed, markup made readable, trimmed. */
+  text: string;
+  /** The message carried files or images (they are not passed on). */
+  hasFiles: boolean;
+  /** The bot was @mentioned (an `app_mention`, or its mention in the text). */
+  mentioned: boolean;
+}

@@ -1,0 +1,70 @@
+import type { RunStreamUpdate } from "../service/run-stream.js";
+import type { Message, Run, RunSettings, Thread } from "../service/schemas.js";
+
+/**
+ * The small interfaces the bridge talks to. The bridge knows neither Bolt nor undici:
+ * the Slack side implements ReplySink, the service client implements AssistantService.
+ */
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Fairness key in the service budget: the Slack person the call is for. */
+  party?: string;
+  onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
+}
+
+export interface AssistantService {
+  openThread(body: { assistantId: string; title?: string }, opts?: CallOptions): Promise<Thread>;
+  postMessage(threadId: string, body: { content: string }, opts?: CallOptions): Promise<Message>;
+  startRun(
+    threadId: string,
+    body: { triggerMessageId: string } & RunSettings,
+    opts?: CallOptions,
+  ): Promise<Run>;
+  getRun(runId: string, opts?: CallOptions): Promise<Run>;
+  streamRun(runId: string, opts?: CallOptions): AsyncGenerator<RunStreamUpdate>;
+  stopRun(runId: string, opts?: CallOptions): Promise<Run | undefined>;
+  listMessages(threadId: string, opts?: CallOptions): Promise<Message[]>;
+}
+
+/** What a reply shows besides the answer text. */
+export type ReplyPhase =
+  | { kind: "queued"; ahead: number }
+  | { kind: "starting" }
+  | { kind: "working" }
+  | { kind: "retrying"; note: string }
+  | { kind: "completed"; modelUsed?: string }
+  | { kind: "failed"; error: string }
+  | { kind: "stopped"; by?: string }
+  | { kind: "unreachable"; message: string };
+
+export interface ReplyView {
+  /** The answer's Markdown: written so far (interim) or complete (final). */
+  body: string;
+  phase: ReplyPhase;
+  notes: string[];
+}
+
+/** Where a turn's reply is shown. One per turn; the Slack side owns the messages. */
+export interface Reply {
+  /** Posts the placeholder if the turn has none yet; resolves once it is visible. */
+  open(view: ReplyView): Promise<void>;
+  /** Shows progress; paced and coalesced by the sink (the latest view wins). */
+  show(view: ReplyView): void;
+  /** The end state; resolves once Slack shows it (or it failed for good). */
+  finish(view: ReplyView): Promise<void>;
+}
+
+export interface ReplyTarget {
+  turnId: string;
+  team: string;
+  channel: string;
+  threadTs: string;
+  /** Reply messages already posted for this turn (after a restart), in order. */
+  parts: string[];
+}
+
+export interface ReplySink {
+  /** `onParts` is told every time the list of the turn's reply messages changes. */
+  reply(target: ReplyTarget, onParts: (parts: string[]) => void): Reply;
+}

@@ -1,0 +1,144 @@
+import { isEndStatus, type Run } from "../service/schemas.js";
+import type { AssistantService } from "./ports.js";
+
+export interface RelayOptions {
+  /** Poll interval while following a run without a stream, ms; default 1_000 (interface §4). */
+  pollIntervalMs?: number;
+  /** How many times a stream that ended early is opened again before polling only; default 3. */
+  streamReopens?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface FollowOptions {
+  signal?: AbortSignal;
+  party?: string;
+  /** Called with the whole text written so far, whenever it grows. */
+  onText: (text: string) => void;
+  /** Called once the run is being worked on (in_progress seen). */
+  onStarted?: () => void;
+}
+
+export class RunAbandoned extends Error {
+  constructor() {
+    super("Following the run was abandoned.");
+    this.name = "RunAbandoned";
+  }
+}
+
+const abortableSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new RunAbandoned());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new RunAbandoned());
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/**
+ * Follows a run to its end. The stream is for showing progress only; the truth is
+ * `GET /v1/run/{id}` once it reports an end status (contract: Runs and the reply).
+ * A stream that breaks, stalls or says nothing useful is reopened a few times and then
+ * replaced by polling, which goes through the service budget like every other call.
+ */
+export class Relay {
+  private readonly pollIntervalMs: number;
+  private readonly streamReopens: number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  constructor(
+    private readonly service: AssistantService,
+    { pollIntervalMs = 1_000, streamReopens = 3, sleep = abortableSleep }: RelayOptions = {},
+  ) {
+    this.pollIntervalMs = pollIntervalMs;
+    this.streamReopens = streamReopens;
+    this.sleep = sleep;
+  }
+
+  async follow(runId: string, options: FollowOptions): Promise<Run> {
+    const { signal } = options;
+    let shown = "";
+    let started = false;
+    const showText = (text: string) => {
+      if (!started) {
+        started = true;
+        options.onStarted?.();
+      }
+      if (text !== shown && text.length > 0) {
+        shown = text;
+        options.onText(text);
+      }
+    };
+    const callOpts = {
+      ...(signal ? { signal } : {}),
+      ...(options.party ? { party: options.party } : {}),
+    };
+
+    let streamsLeft = this.streamReopens + 1;
+    for (;;) {
+      if (signal?.aborted) throw new RunAbandoned();
+      if (streamsLeft > 0) {
+        streamsLeft--;
+        const ended = await this.readStream(runId, callOpts, showText, () => {
+          if (!started) {
+            started = true;
+            options.onStarted?.();
+          }
+        });
+        if (ended) {
+          const run = await this.service.getRun(runId, callOpts);
+          if (isEndStatus(run.status)) return run;
+        }
+      }
+      const run = await this.service.getRun(runId, callOpts);
+      if (run.status === "in_progress" && !started) {
+        started = true;
+        options.onStarted?.();
+      }
+      if (isEndStatus(run.status)) return run;
+      const partial = run.output?.[0]?.text;
+      if (partial) showText(partial);
+      if (streamsLeft === 0) await this.sleep(this.pollIntervalMs, signal);
+    }
+  }
+
+  /** Reads one stream; true when it reported an end (so a GET should now be final). */
+  private async readStream(
+    runId: string,
+    callOpts: { signal?: AbortSignal; party?: string },
+    showText: (text: string) => void,
+    markStarted: () => void,
+  ): Promise<boolean> {
+    try {
+      for await (const update of this.service.streamRun(runId, callOpts)) {
+        switch (update.type) {
+          case "text":
+            showText(update.text);
+            break;
+          case "status":
+            if (update.status === "in_progress") markStarted();
+            if (isEndStatus(update.status)) return true;
+            break;
+          case "run": {
+            const text = update.run.output?.[0]?.text;
+            if (text) showText(text);
+            if (isEndStatus(update.run.status)) return true;
+            break;
+          }
+          case "end":
+            return update.reason === "done";
+        }
+      }
+      return false;
+    } catch (error) {
+      if (callOpts.signal?.aborted) throw new RunAbandoned();
+      // A broken stream is not a failed run: fall back to polling, which tells the truth.
+      void error;
+      return false;
+    }
+  }
+}

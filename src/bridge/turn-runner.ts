@@ -1,0 +1,397 @@
+import { RateLimitedError, ServiceError } from "../service/errors.js";
+import { type Run, runAnswer } from "../service/schemas.js";
+import type { ConversationStore } from "../store/conversations.js";
+import type { SettingsStore } from "../store/settings.js";
+import type { Turn, TurnOutcome, TurnStore } from "../store/turns.js";
+import { isTransient, throughOutage } from "./outage.js";
+import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
+import { type Relay, RunAbandoned } from "./relay.js";
+
+export interface BridgeLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface TurnLimits {
+  /** Longest person's message passed on, characters. */
+  maxMessageChars: number;
+  /** A run not ended after this long is stopped and the reply says so, ms. */
+  runTimeoutMs: number;
+  /** How long the service may stay unreachable during one turn before it ends with an error, ms. */
+  serviceOutageMs: number;
+}
+
+export interface TurnEvents {
+  onFinished?: (turn: Turn, outcome: TurnOutcome, runStatus: string | undefined) => void;
+  onFirstText?: (turn: Turn) => void;
+}
+
+export interface TurnRunnerDeps {
+  service: AssistantService;
+  relay: Relay;
+  turns: TurnStore;
+  conversations: ConversationStore;
+  settings: SettingsStore;
+  replies: ReplySink;
+  logger: BridgeLogger;
+  limits: TurnLimits;
+  now: () => number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  events?: TurnEvents;
+}
+
+/** A turn being worked on, as the stop controls see it. */
+export interface ActiveTurn {
+  turn: Turn;
+  runId: string | undefined;
+  /** Aborts waiting (in the budget queue, between polls); never an in-flight POST. */
+  controller: AbortController;
+  stoppedBy: string | undefined;
+  timedOut: boolean;
+}
+
+const UNREACHABLE =
+  "The assistant service could not be reached, so this message was not answered. Please try again in a few minutes.";
+const GARBAGE = "The assistant service sent an answer the bot could not read. Please try again.";
+const STILL_TRYING = "The assistant service is not answering right now; the bot keeps trying…";
+
+/** Works one turn from its stored state to the end; every step is idempotent. */
+export class TurnRunner {
+  readonly active = new Map<string, ActiveTurn>();
+  /** Stops asked for turns that wait behind an earlier turn of their conversation. */
+  private readonly pendingStops = new Map<string, string>();
+
+  constructor(private readonly deps: TurnRunnerDeps) {}
+
+  async run(turnId: string): Promise<void> {
+    const { turns, replies, logger } = this.deps;
+    const turn = turns.byId(turnId);
+    if (!turn || turn.state === "finished") return;
+    const active: ActiveTurn = {
+      turn,
+      runId: turn.runId ?? undefined,
+      controller: new AbortController(),
+      stoppedBy: undefined,
+      timedOut: false,
+    };
+    this.active.set(turn.id, active);
+    active.stoppedBy = this.pendingStops.get(turn.id);
+    this.pendingStops.delete(turn.id);
+    const reply = replies.reply(
+      {
+        turnId: turn.id,
+        team: turn.team,
+        channel: turn.channel,
+        threadTs: turn.threadTs,
+        parts: turn.replyParts,
+      },
+      (parts) => turns.update(turn.id, { replyParts: parts, replyTs: parts[0] ?? null }),
+    );
+    let shown = "";
+    const view = (phase: ReplyPhase, body = shown): ReplyView => ({
+      body,
+      phase,
+      notes: turn.notes,
+    });
+    try {
+      await reply.open(view({ kind: turn.runId ? "working" : "starting" }));
+      const early = this.refusal(turn);
+      if (early) {
+        await this.end(turn, reply, view(early.phase, ""), early.outcome);
+        return;
+      }
+      const run = await this.work(turn, active, reply, (text) => {
+        if (shown === "") this.deps.events?.onFirstText?.(turn);
+        shown = text;
+        reply.show(view({ kind: "working" }));
+      });
+      if (run === undefined) {
+        await this.end(turn, reply, view({ kind: "stopped", ...by(active) }), "stopped");
+        return;
+      }
+      await this.finishRun(turn, active, reply, run, shown);
+    } catch (error) {
+      const message = describeFailure(error);
+      logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
+      await this.end(turn, reply, view({ kind: "unreachable", message }), "error").catch(
+        (e: unknown) =>
+          logger.error({ turn: turn.id, err: errorSummary(e) }, "could not show the error"),
+      );
+    } finally {
+      this.active.delete(turn.id);
+    }
+  }
+
+  /** Runs the steps; undefined when the turn was stopped before a run existed. */
+  private async work(
+    turn: Turn,
+    active: ActiveTurn,
+    reply: Reply,
+    onText: (text: string) => void,
+  ): Promise<Run | undefined> {
+    const { service, turns, conversations, settings, relay } = this.deps;
+    const signal = active.controller.signal;
+    const retrying = () =>
+      reply.show({ body: "", phase: { kind: "retrying", note: STILL_TRYING }, notes: turn.notes });
+    const outage = {
+      giveUpAfterMs: this.deps.limits.serviceOutageMs,
+      now: this.deps.now,
+      sleep: this.deps.sleep,
+      signal,
+      onRetry: (error: unknown, attempt: number) => {
+        this.deps.logger.warn(
+          { turn: turn.id, attempt, err: errorSummary(error) },
+          "service not answering; retrying",
+        );
+        retrying();
+      },
+    };
+    const party = turn.user;
+
+    const conversation = conversations.byId(turn.conversationId);
+    if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
+    let threadId = conversation.serviceThreadId;
+    if (!threadId) {
+      const thread = await throughOutage(
+        () => service.openThread({ assistantId: conversation.assistantId }, { party }),
+        outage,
+      );
+      conversations.setServiceThread(conversation.id, thread.id);
+      threadId = thread.id;
+    }
+    const tid = threadId;
+
+    if (!turn.serviceMessageId) {
+      const messageId = await throughOutage(async () => {
+        // A post that may have reached the service (a crash or an ambiguous failure after
+        // sending) is looked for before posting again: never post a question twice.
+        if (turn.postAttempted) {
+          const found = await this.findPosted(tid, turn.content);
+          if (found) return found;
+        }
+        turn.postAttempted = true;
+        turns.update(turn.id, { postAttempted: true });
+        const message = await service.postMessage(tid, { content: turn.content }, { party });
+        return message.id;
+      }, outage);
+      turn.serviceMessageId = messageId;
+      turns.update(turn.id, { serviceMessageId: messageId, state: "message_posted" });
+    }
+
+    if (!turn.runId) {
+      if (active.stoppedBy) return undefined;
+      const runSettings = settings.get({ team: turn.team, channel: turn.channel, user: turn.user });
+      let run: Run;
+      try {
+        run = await throughOutage(
+          () =>
+            service.startRun(
+              tid,
+              { triggerMessageId: turn.serviceMessageId as string, ...runSettings },
+              {
+                party,
+                signal,
+                onQueued: (p) =>
+                  reply.show({
+                    body: "",
+                    phase: { kind: "queued", ahead: p.position },
+                    notes: turn.notes,
+                  }),
+              },
+            ),
+          outage,
+        );
+      } catch (error) {
+        if (active.stoppedBy && signal.aborted) return undefined;
+        throw error;
+      }
+      active.runId = run.id;
+      turn.runId = run.id;
+      turns.update(turn.id, { runId: run.id, settings: runSettings, state: "run_started" });
+      reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
+    }
+
+    const runId = turn.runId;
+    if (active.stoppedBy) await this.stopRun(runId, turn.user);
+    const timer = setTimeout(() => {
+      active.timedOut = true;
+      void this.stopRun(runId, turn.user);
+    }, this.deps.limits.runTimeoutMs);
+    try {
+      return await throughOutage(() => relay.follow(runId, { party, onText }), outage);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async finishRun(
+    turn: Turn,
+    active: ActiveTurn,
+    reply: Reply,
+    run: Run,
+    shown: string,
+  ): Promise<void> {
+    const answer = runAnswer(run);
+    const view = (phase: ReplyPhase, body: string): ReplyView => ({
+      body,
+      phase,
+      notes: turn.notes,
+    });
+    this.deps.turns.update(turn.id, { modelUsed: run.modelUsed ?? null, error: run.error ?? null });
+    switch (run.status) {
+      case "completed":
+        await this.end(
+          turn,
+          reply,
+          view(
+            { kind: "completed", ...(run.modelUsed ? { modelUsed: run.modelUsed } : {}) },
+            answer ?? "",
+          ),
+          "completed",
+          run.status,
+        );
+        return;
+      case "failed":
+        await this.end(
+          turn,
+          reply,
+          view(
+            { kind: "failed", error: run.error?.trim() || "the assistant reported an error" },
+            answer ?? "",
+          ),
+          "failed",
+          run.status,
+        );
+        return;
+      default: {
+        const body = answer ?? shown;
+        if (active.timedOut) {
+          const minutes = Math.round(this.deps.limits.runTimeoutMs / 60_000);
+          const message = `The assistant did not finish within ${minutes > 0 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : "the time limit"}, so the run was stopped.`;
+          await this.end(
+            turn,
+            reply,
+            view({ kind: "unreachable", message }, body),
+            "error",
+            run.status,
+          );
+          return;
+        }
+        await this.end(
+          turn,
+          reply,
+          view({ kind: "stopped", ...by(active) }, body),
+          "stopped",
+          run.status,
+        );
+      }
+    }
+  }
+
+  private async end(
+    turn: Turn,
+    reply: Reply,
+    view: ReplyView,
+    outcome: TurnOutcome,
+    runStatus?: string,
+  ): Promise<void> {
+    try {
+      await reply.finish(view);
+    } finally {
+      this.deps.turns.update(turn.id, { state: "finished", outcome });
+      this.deps.events?.onFinished?.(turn, outcome, runStatus);
+    }
+  }
+
+  /**
+   * Stops a turn for `user`. A run that exists is stopped at the service (the relay then
+   * sees it end as `canceled`); a turn still waiting for its run start leaves the queue
+   * without starting one.
+   */
+  async requestStop(turnId: string, user: string): Promise<void> {
+    const active = this.active.get(turnId);
+    if (!active) {
+      this.pendingStops.set(turnId, user);
+      return;
+    }
+    active.stoppedBy ??= user;
+    if (active.runId) await this.stopRun(active.runId, user);
+    else active.controller.abort();
+  }
+
+  /** Asks the service to stop a run; the relay then sees it end as `canceled`. */
+  async stopRun(runId: string, party: string): Promise<void> {
+    try {
+      await this.deps.service.stopRun(runId, { party });
+    } catch (error) {
+      this.deps.logger.warn({ run: runId, err: errorSummary(error) }, "stopping the run failed");
+    }
+  }
+
+  private async findPosted(threadId: string, content: string): Promise<string | undefined> {
+    const messages = await this.deps.service.listMessages(threadId);
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i];
+      if (message && message.content === content && (message.role ?? "user") === "user")
+        return message.id;
+    }
+    return undefined;
+  }
+
+  private refusal(turn: Turn): { phase: ReplyPhase; outcome: TurnOutcome } | undefined {
+    const { maxMessageChars } = this.deps.limits;
+    if (turn.content.length > maxMessageChars) {
+      return {
+        outcome: "error",
+        phase: {
+          kind: "unreachable",
+          message: `Your message is ${turn.content.length.toLocaleString("en-US")} characters long; the limit is ${maxMessageChars.toLocaleString("en-US")}. Please shorten it and ask again.`,
+        },
+      };
+    }
+    if (turn.content.trim() === "") {
+      return {
+        outcome: "error",
+        phase: {
+          kind: "unreachable",
+          message:
+            "There was no question to pass on. Mention me with a question, for example “@assistant summarize this thread”.",
+        },
+      };
+    }
+    return undefined;
+  }
+}
+
+const by = (active: ActiveTurn) => (active.stoppedBy ? { by: active.stoppedBy } : {});
+
+function describeFailure(error: unknown): string {
+  if (error instanceof RunAbandoned) return "The answer was abandoned.";
+  if (error instanceof RateLimitedError) {
+    return "The assistant service is over its request limit right now. Please try again in a minute.";
+  }
+  if (error instanceof ServiceError) {
+    if (error.kind === "protocol") return GARBAGE;
+    if (error.kind === "authentication") {
+      return "The bot's credentials for the assistant service were refused. Please tell the person who runs this bot.";
+    }
+    if (error.kind === "not_found") {
+      return "The assistant service no longer knows this conversation or assistant. Start a new thread to continue.";
+    }
+    if (error.kind === "bad_request")
+      return `The assistant service refused the request: ${error.message}`;
+    if (isTransient(error)) return UNREACHABLE;
+  }
+  return "Something went wrong while answering. Please try again.";
+}
+
+/** What a log line may say about an error: its kind and status, never payloads or tokens. */
+export function errorSummary(error: unknown): Record<string, unknown> {
+  if (error instanceof ServiceError) {
+    return { type: error.name, kind: error.kind, status: error.status, path: error.path };
+  }
+  if (error instanceof Error) return { type: error.name, message: error.message };
+  return { type: typeof error };
+}

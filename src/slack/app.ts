@@ -1,0 +1,80 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import bolt, { type Logger as BoltLogger, type CustomRoute } from "@slack/bolt";
+import type { WebClientOptions } from "@slack/web-api";
+
+const { App, HTTPReceiver, SocketModeReceiver } = bolt;
+export type BoltApp = InstanceType<typeof App>;
+
+export interface SlackAppOptions {
+  botToken: string;
+  /** Set → Socket Mode. */
+  appToken: string | undefined;
+  /** Required in HTTP mode. */
+  signingSecret: string | undefined;
+  apiUrl: string;
+  logger: BoltLogger;
+  /** Extra HTTP routes (health, metrics) served on the HTTP port in HTTP mode. */
+  routes: CustomRoute[];
+  /** Largest accepted request body in HTTP mode, bytes; default 1 MiB (Slack's are far smaller). */
+  bodyLimit?: number;
+}
+
+/**
+ * The Web API client options every client of the app uses. `retryConfig` is set
+ * explicitly: otherwise Socket Mode silently raises it to 100 retries for every
+ * listener's client. Rate-limited calls are rejected at once (not queued) so the pacer
+ * and the post gate can schedule around a 429 instead of the WebClient pausing its
+ * whole queue.
+ */
+export function webClientOptions(apiUrl: string, logger: BoltLogger): WebClientOptions {
+  return {
+    slackApiUrl: apiUrl,
+    logger,
+    retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2_000, randomize: true },
+    rejectRateLimitedCalls: true,
+    timeout: 15_000,
+  };
+}
+
+/** Builds the Bolt app on the transport the settings ask for. Transport lives only here. */
+export function createSlackApp(options: SlackAppOptions): BoltApp {
+  const clientOptions = webClientOptions(options.apiUrl, options.logger);
+  if (options.appToken) {
+    const receiver = new SocketModeReceiver({
+      appToken: options.appToken,
+      logger: options.logger,
+      // apps.connections.open goes through this client: it must use the same base URL.
+      installerOptions: { clientOptions },
+      autoReconnectEnabled: true,
+    });
+    return new App({
+      token: options.botToken,
+      receiver,
+      logger: options.logger,
+      clientOptions,
+    });
+  }
+  if (!options.signingSecret) throw new Error("SLACK_SIGNING_SECRET is required in HTTP mode.");
+  const receiver = new HTTPReceiver({
+    signingSecret: options.signingSecret,
+    endpoints: "/slack/events",
+    logger: options.logger,
+    customRoutes: options.routes,
+    processBeforeResponse: false,
+    signatureVerification: true,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+  });
+  return new App({
+    token: options.botToken,
+    receiver,
+    logger: options.logger,
+    clientOptions,
+  });
+}
+
+/** The port an HTTP-mode app listens on after `app.start(port)`. */
+export function listeningPort(server: unknown): number | undefined {
+  const address = (server as Server | undefined)?.address?.();
+  return address && typeof address === "object" ? (address as AddressInfo).port : undefined;
+}

@@ -1,0 +1,142 @@
+import type { Bridge } from "../bridge/bridge.js";
+import { parseCommand, usageLines } from "../controls/command-table.js";
+import type { Logger } from "../logger.js";
+import type { RunSettings } from "../service/schemas.js";
+import type { SettingsStore } from "../store/settings.js";
+import type { BoltApp } from "./app.js";
+
+export interface ControlDeps {
+  bridge: Bridge;
+  settings: SettingsStore;
+  logger: Logger;
+  /** A link to a reply message, best effort (undefined when it cannot be had quickly). */
+  permalink: (channel: string, ts: string) => Promise<string | undefined>;
+}
+
+export const STOP_ACTION_ID = "stop_run";
+
+/** Describes the settings in force, for help and status. */
+export function describeSettings(settings: RunSettings): string {
+  const model = settings.modelOverride ?? "default";
+  const effort = settings.reasoning_effort ?? "default";
+  const steps = settings.maxSteps === undefined ? "default" : String(settings.maxSteps);
+  return `model *${model}*, effort *${effort}*, steps *${steps}*`;
+}
+
+function usage(settings: RunSettings, problem?: string): string {
+  return [
+    ...(problem ? [`:warning: ${problem}`, ""] : []),
+    "*Talk to the assistant:* mention me in a channel, or send me a direct message. I answer in the thread; reply there to continue.",
+    "",
+    "*Commands*",
+    ...usageLines(),
+    "",
+    `Your settings in this channel: ${describeSettings(settings)}.`,
+  ].join("\n");
+}
+
+/** `/assistant` and the Stop button. Every answer is ephemeral and acknowledged at once. */
+export function registerControls(app: BoltApp, deps: ControlDeps): void {
+  app.command("/assistant", async ({ command, ack, respond }) => {
+    const key = { team: command.team_id, channel: command.channel_id, user: command.user_id };
+    const current = deps.settings.get(key);
+    const parsed = parseCommand(command.text ?? "");
+    const reply = (text: string) => ack({ response_type: "ephemeral", text });
+    if (!parsed.ok) {
+      await reply(usage(current, parsed.problem));
+      return;
+    }
+    const cmd = parsed.command;
+    switch (cmd.name) {
+      case "help":
+        await reply(usage(current));
+        return;
+      case "set": {
+        const next = deps.settings.update(key, cmd.change);
+        const what = { model: "Model", effort: "Reasoning effort", steps: "Step limit" }[
+          cmd.setting
+        ];
+        const said = cmd.value === "default" ? "back to the default" : `set to *${cmd.value}*`;
+        await reply(
+          `${what} ${said} for your next questions in this channel. Now: ${describeSettings(next)}.`,
+        );
+        return;
+      }
+      case "stop": {
+        const mine = deps.bridge.activeFor(key.team, key.channel, key.user);
+        if (mine.length === 0) {
+          await reply("Nothing of yours is being answered in this channel right now.");
+          return;
+        }
+        await reply(
+          `Stopping ${mine.length === 1 ? "your answer" : `your ${mine.length} answers`} in this channel…`,
+        );
+        await deps.bridge.stopAllFor(key.team, key.channel, key.user).catch((error: unknown) => {
+          deps.logger.warn({ err: String(error) }, "stop command failed");
+          return respond({
+            response_type: "ephemeral",
+            text: ":warning: Stopping failed; please try again.",
+          });
+        });
+        return;
+      }
+      case "status": {
+        const mine = deps.bridge.activeFor(key.team, key.channel, key.user);
+        const lines = [`Your settings in this channel: ${describeSettings(current)}.`];
+        if (mine.length === 0) lines.push("You have no answers in progress here.");
+        else {
+          lines.push(`Your answers in progress here (${mine.length}):`);
+          const links = await withDeadline(
+            Promise.all(
+              mine.map(({ turn }) =>
+                turn.replyTs ? deps.permalink(key.channel, turn.replyTs) : undefined,
+              ),
+            ),
+            1_500,
+          );
+          mine.forEach(({ turn, running }, i) => {
+            const state = running
+              ? turn.runId
+                ? "being written"
+                : "starting"
+              : "queued behind an earlier question";
+            const link = links?.[i];
+            lines.push(`• ${link ? `<${link}|reply>` : "reply"}: ${state}`);
+          });
+        }
+        await reply(lines.join("\n"));
+        return;
+      }
+    }
+  });
+
+  app.action(STOP_ACTION_ID, async ({ ack, body, action, client }) => {
+    await ack();
+    const turnId = (action as { value?: unknown }).value;
+    const user = body.user.id;
+    const channel = (body as { channel?: { id?: string } }).channel?.id;
+    if (typeof turnId !== "string") return;
+    const result = await deps.bridge.stop(turnId, user);
+    if (result === "stopped" || !channel) return;
+    const owner = deps.bridge.ownerOf(turnId);
+    const text =
+      result === "not_owner"
+        ? `Only ${owner ? `<@${owner}>` : "the person who asked"} can stop this answer.`
+        : "This answer has already finished.";
+    await client.chat.postEphemeral({ channel, user, text }).catch((error: unknown) => {
+      deps.logger.warn({ err: String(error) }, "could not post an ephemeral note");
+    });
+  });
+}
+
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work.catch(() => undefined), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

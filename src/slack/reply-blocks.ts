@@ -1,0 +1,203 @@
+import type { types as Slack } from "@slack/bolt";
+import type { ReplyPhase as BridgeReplyPhase } from "../bridge/ports.js";
+import { toPlainFallback } from "./render.js";
+
+/**
+ * Builds the payload of one reply message: the answer's Markdown in a `markdown` block, a
+ * small status line, and while the run goes on a Stop button. No Slack calls here.
+ */
+
+/** What a reply shows besides its text; `continued` is a finished earlier part of a long answer. */
+export type ReplyPhase = BridgeReplyPhase | { kind: "continued" };
+
+/** Ready for `chat.postMessage` / `chat.update`. */
+export interface ReplyPayload {
+  text: string;
+  blocks: unknown[];
+}
+
+export interface ReplyInput {
+  /** The (interim or final) Markdown of this message's part. */
+  body: string;
+  phase: ReplyPhase;
+  /** The Stop button's value: the turn the button stops. */
+  turnId: string;
+  /** Extra lines shown small under the answer, e.g. "Files aren't passed on…". */
+  notes?: string[];
+  /** Which message of a long answer this is (0-based), and how many there are when known. */
+  part?: { index: number; total?: number };
+}
+
+/** The Stop button's `action_id`; the interactivity listener matches on it. */
+export const STOP_ACTION_ID = "stop_run";
+
+// Slack's limits (slack-facts.md, Sizes; Block Kit reference).
+const MARKDOWN_MAX = 12_000;
+const MRKDWN_TEXT_MAX = 3_000;
+const TEXT_MAX = 40_000;
+
+/** A Slack user id: only such a value is written as a `<@…>` mention. */
+const USER_ID = /^[UW][A-Z0-9]{2,}$/;
+
+interface Status {
+  /** The mrkdwn line shown, escaped, at most MRKDWN_TEXT_MAX. */
+  line: string;
+  /** The same for the `text` fallback, without the emoji. */
+  sentence: string;
+  /** An error is shown in a section (full size), anything else in a small context block. */
+  block: "context" | "section";
+  /** The run is still going: the message carries the Stop button. */
+  stoppable: boolean;
+  /** The `text` fallback ends with the sentence even when there is a body. */
+  endsText: boolean;
+}
+
+/** Room kept in a status line for its emoji and part label. */
+const LINE_RESERVE = 64;
+
+/** `prefix` + escaped `detail` + `suffix`, the detail cut with "…" to fit a status line. */
+function fitLine(prefix: string, detail: string, suffix = ""): string {
+  const room = MRKDWN_TEXT_MAX - LINE_RESERVE - prefix.length - suffix.length;
+  return prefix + toPlainFallback(detail, room) + suffix;
+}
+
+function progress(emoji: string, sentence: string): Status {
+  return {
+    line: `${emoji} ${sentence}`,
+    sentence,
+    block: "context",
+    stoppable: true,
+    endsText: false,
+  };
+}
+
+function ending(emoji: string, sentence: string, block: Status["block"]): Status {
+  return { line: `${emoji} ${sentence}`, sentence, block, stoppable: false, endsText: true };
+}
+
+function statusOf(phase: ReplyPhase, hasBody: boolean): Status | undefined {
+  switch (phase.kind) {
+    case "queued":
+      return progress(
+        ":hourglass_flowing_sand:",
+        phase.ahead > 0 ? `Queued — ${phase.ahead} ahead` : "Queued — next in line",
+      );
+    case "starting":
+      return progress(":hourglass_flowing_sand:", "Starting…");
+    case "working":
+      return hasBody
+        ? progress(":writing_hand:", "Writing…")
+        : progress(":hourglass_flowing_sand:", "Working…");
+    case "retrying": {
+      const note = phase.note.trim() || "The assistant service is not answering; still trying…";
+      return progress(":warning:", fitLine("", note));
+    }
+    case "completed": {
+      const model = phase.modelUsed?.trim();
+      if (hasBody) {
+        if (!model) return undefined;
+        const line = fitLine("Answered by ", model);
+        return { line, sentence: line, block: "context", stoppable: false, endsText: false };
+      }
+      const words = "The assistant finished without writing an answer.";
+      const line = model ? fitLine(`${words} (`, model, ")") : words;
+      return { line, sentence: line, block: "context", stoppable: false, endsText: false };
+    }
+    case "failed":
+      return ending(
+        ":x:",
+        fitLine("The run failed: ", phase.error.trim() || "no reason was given."),
+        "section",
+      );
+    case "stopped": {
+      const by = phase.by?.trim();
+      if (!by) return ending(":black_square_for_stop:", "Stopped.", "context");
+      const who = USER_ID.test(by) ? `<@${by}>` : toPlainFallback(by, 100);
+      return ending(":black_square_for_stop:", `Stopped by ${who}.`, "context");
+    }
+    case "unreachable": {
+      const message = phase.message.trim() || "The assistant service could not be reached.";
+      return ending(":warning:", fitLine("", message), "section");
+    }
+    case "continued":
+      return undefined;
+  }
+}
+
+function partLabel(part: ReplyInput["part"]): string {
+  if (!part || part.index < 1) return "";
+  return part.total !== undefined && part.total > part.index
+    ? ` · part ${part.index + 1} of ${part.total}`
+    : ` · part ${part.index + 1}`;
+}
+
+/** Cuts Markdown that is over the block's size (the splitter keeps parts far below it). */
+function fitMarkdown(body: string): string {
+  if (body.length <= MARKDOWN_MAX) return body;
+  let end = MARKDOWN_MAX - 1;
+  const high = body.charCodeAt(end - 1);
+  if (high >= 0xd800 && high <= 0xdbff) end--;
+  return `${body.slice(0, end)}…`;
+}
+
+const mrkdwn = (text: string): Slack.MrkdwnElement => ({ type: "mrkdwn", text });
+
+/** The payload of one reply message for the given part body and phase, within Slack's limits. */
+export function buildReply(input: ReplyInput): ReplyPayload {
+  const { body, phase, turnId, notes = [], part } = input;
+  const hasBody = body.trim() !== "";
+  const status = statusOf(phase, hasBody);
+  const blocks: Slack.KnownBlock[] = [];
+
+  if (hasBody) blocks.push({ type: "markdown", text: fitMarkdown(body) });
+  if (status) {
+    const label = partLabel(part);
+    const shown = status.line + label;
+    blocks.push(
+      status.block === "section"
+        ? { type: "section", text: mrkdwn(shown) }
+        : { type: "context", elements: [mrkdwn(shown)] },
+    );
+  }
+  const noteLines = notes.map((note) => note.trim()).filter((note) => note !== "");
+  if (phase.kind !== "continued" && noteLines.length > 0) {
+    blocks.push({
+      type: "context",
+      elements: [mrkdwn(toPlainFallback(noteLines.join("\n"), MRKDWN_TEXT_MAX))],
+    });
+  }
+  if (status?.stoppable) {
+    blocks.push({
+      type: "actions",
+      elements: [
+        {
+          type: "button",
+          action_id: STOP_ACTION_ID,
+          text: { type: "plain_text", text: "Stop" },
+          style: "danger",
+          value: turnId,
+        },
+      ],
+    });
+  }
+
+  return { text: fallbackText(body, hasBody, status), blocks };
+}
+
+/**
+ * The `text` fallback: the escaped body (the status sentence when there is none), followed by
+ * the sentence when the run failed, stopped or was unreachable. Never empty.
+ */
+function fallbackText(body: string, hasBody: boolean, status: Status | undefined): string {
+  if (!hasBody) return status?.sentence || "…";
+  if (!status?.endsText) return toPlainFallback(body, TEXT_MAX);
+  return `${toPlainFallback(body, TEXT_MAX - status.sentence.length - 2)}\n\n${status.sentence}`;
+}
+
+/** The Markdown shown by a payload's markdown block ("" when it has none), for tests and checks. */
+export function visibleBody(payload: ReplyPayload): string {
+  const block = payload.blocks.find(
+    (b): b is Slack.MarkdownBlock => (b as { type?: unknown }).type === "markdown",
+  );
+  return block?.text ?? "";
+}

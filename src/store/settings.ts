@@ -1,0 +1,69 @@
+import type { RunSettings } from "../service/schemas.js";
+import type { Db } from "./db.js";
+
+export interface SettingsKey {
+  team: string;
+  channel: string;
+  user: string;
+}
+
+interface Row {
+  model_override: string | null;
+  reasoning_effort: string | null;
+  max_steps: number | null;
+}
+
+/** A person's run settings per channel (a DM is a channel). Absent fields are unset. */
+export class SettingsStore {
+  private readonly getStmt;
+  private readonly upsertStmt;
+
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.getStmt = db.prepare<[string, string, string], Row>(
+      "SELECT model_override, reasoning_effort, max_steps FROM settings WHERE team = ? AND channel = ? AND user = ?",
+    );
+    this.upsertStmt = db.prepare(
+      `INSERT INTO settings (team, channel, user, model_override, reasoning_effort, max_steps, updated_at)
+       VALUES (@team, @channel, @user, @model, @effort, @steps, @now)
+       ON CONFLICT (team, channel, user) DO UPDATE SET
+         model_override = @model, reasoning_effort = @effort, max_steps = @steps, updated_at = @now`,
+    );
+  }
+
+  get(key: SettingsKey): RunSettings {
+    const row = this.getStmt.get(key.team, key.channel, key.user);
+    const settings: RunSettings = {};
+    if (row?.model_override) settings.modelOverride = row.model_override as "flash" | "max";
+    if (row?.reasoning_effort) {
+      settings.reasoning_effort = row.reasoning_effort as NonNullable<
+        RunSettings["reasoning_effort"]
+      >;
+    }
+    if (row?.max_steps) settings.maxSteps = row.max_steps;
+    return settings;
+  }
+
+  /** Applies a change: a field set to `null` is removed ("default"); absent fields stay. */
+  update(
+    key: SettingsKey,
+    change: { [K in keyof RunSettings]?: RunSettings[K] | null },
+  ): RunSettings {
+    const merged: Record<string, unknown> = { ...this.get(key) };
+    for (const [field, value] of Object.entries(change)) {
+      if (value === null) delete merged[field];
+      else if (value !== undefined) merged[field] = value;
+    }
+    const next = merged as RunSettings;
+    this.upsertStmt.run({
+      ...key,
+      model: next.modelOverride ?? null,
+      effort: next.reasoning_effort ?? null,
+      steps: next.maxSteps ?? null,
+      now: this.now(),
+    });
+    return next;
+  }
+}

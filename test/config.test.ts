@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+const base = {
+  SLACK_BOT_TOKEN: "xoxb-1-secret",
+  SLACK_SIGNING_SECRET: "shh",
+  ASSISTANT_API_URL: "http://127.0.0.1:8787/",
+  ASSISTANT_API_TOKEN: "svc-token",
+  ASSISTANT_ID: "asst-1",
+};
+
+describe("loadConfig", () => {
+  it("reads the contract's variables with their defaults", () => {
+    const config = loadConfig(base);
+    expect(config.slack.appToken).toBeUndefined();
+    expect(config.slack.apiUrl).toBe("https://slack.com/api/");
+    expect(config.port).toBe(3000);
+    expect(config.service.baseUrl).toBe("http://127.0.0.1:8787");
+    expect(config.databasePath).toBe("./data/bridge.db");
+    expect(config.logLevel).toBe("info");
+  });
+
+  it("adds the trailing slash to SLACK_API_URL and selects Socket Mode by SLACK_APP_TOKEN", () => {
+    const config = loadConfig({
+      ...base,
+      SLACK_SIGNING_SECRET: "",
+      SLACK_APP_TOKEN: "xapp-1-abc",
+      SLACK_API_URL: "http://127.0.0.1:9999/api",
+      LOG_LEVEL: "DEBUG",
+    });
+    expect(config.slack.appToken).toBe("xapp-1-abc");
+    expect(config.slack.apiUrl).toBe("http://127.0.0.1:9999/api/");
+    expect(config.logLevel).toBe("debug");
+  });
+
+  it.each([
+    [{ SLACK_BOT_TOKEN: undefined }, /^SLACK_BOT_TOKEN is required/],
+    [{ SLACK_BOT_TOKEN: "xoxp-user-token" }, /^SLACK_BOT_TOKEN is malformed/],
+    [{ SLACK_SIGNING_SECRET: undefined }, /^SLACK_SIGNING_SECRET is required in HTTP mode/],
+    [{ SLACK_APP_TOKEN: "nope" }, /^SLACK_APP_TOKEN is malformed/],
+    [{ ASSISTANT_API_URL: undefined }, /^ASSISTANT_API_URL is required/],
+    [{ ASSISTANT_API_URL: "not a url" }, /^ASSISTANT_API_URL is malformed/],
+    [{ ASSISTANT_API_TOKEN: "" }, /^ASSISTANT_API_TOKEN is required/],
+    [{ ASSISTANT_ID: " " }, /^ASSISTANT_ID is required/],
+    [{ PORT: "eighty" }, /^PORT is malformed/],
+    [{ PORT: "70000" }, /^PORT is malformed/],
+    [{ LOG_LEVEL: "verbose" }, /^LOG_LEVEL is malformed/],
+    [{ SLACK_API_URL: "ftp://x" }, /^SLACK_API_URL is malformed/],
+  ])("refuses %o with one sentence naming the variable", (change, message) => {
+    const env = { ...base, ...change } as Record<string, string | undefined>;
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("never echoes a secret in its error", () => {
+    try {
+      loadConfig({ ...base, SLACK_BOT_TOKEN: "xoxp-very-secret-value" });
+      expect.unreachable();
+    } catch (error) {
+      expect(String(error)).not.toContain("very-secret");
+    }
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * The fake workspace's messages: seeded history and what the bot posted, keyed by channel
+ * and ts, read back in ts order the way Slack lists them.
+ */
+import type { Block, MessageContent } from "./fake-slack-blocks.js";
+
+export interface StoredMessage {
+  ts: string;
+  channel: string;
+  thread_ts?: string;
+  /** Current text (the notification fallback when blocks are present). */
+  text: string;
+  blocks?: Block[];
+  user?: string;
+  bot_id?: string;
+  files?: unknown[];
+  /** How many `chat.update` calls changed this message. */
+  edits: number;
+  /** Every version in order: the posted one first, the current one last (edits + 1 entries). */
+  history: MessageContent[];
+}
+
+export interface SeedMessage {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user: string;
+  text: string;
+  blocks?: Block[];
+  files?: unknown[];
+  bot_id?: string;
+}
+
+export interface NewMessage extends MessageContent {
+  channel: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+}
+
+const MICROS_PER_SECOND = 1_000_000n;
+
+/** A Slack ts ("1700000000.000100") as microseconds, so ts values compare exactly. */
+export function tsToMicros(ts: string): bigint {
+  const match = /^(\d+)(?:\.(\d{1,6}))?$/.exec(ts);
+  if (match === null) throw new Error(`not a Slack ts: ${JSON.stringify(ts)}`);
+  const [, seconds = "0", fraction = ""] = match;
+  return BigInt(seconds) * MICROS_PER_SECOND + BigInt(fraction.padEnd(6, "0"));
+}
+
+export function microsToTs(micros: bigint): string {
+  const fraction = (micros % MICROS_PER_SECOND).toString().padStart(6, "0");
+  return `${micros / MICROS_PER_SECOND}.${fraction}`;
+}
+
+function byTs(a: StoredMessage, b: StoredMessage): number {
+  const diff = tsToMicros(a.ts) - tsToMicros(b.ts);
+  return diff < 0n ? -1 : diff > 0n ? 1 : 0;
+}
+
+function contentOf(message: MessageContent): MessageContent {
+  return message.blocks === undefined
+    ? { text: message.text }
+    : { text: message.text, blocks: message.blocks };
+}
+
+export class MessageStore {
+  private readonly channels = new Map<string, Map<string, StoredMessage>>();
+  /** The greatest ts handed out or seeded, so a new post always sorts after older ones. */
+  private lastMicros = 0n;
+
+  /** @param now the clock in ms since the epoch; new ts values follow it where they can. */
+  constructor(private readonly now: () => number) {}
+
+  /** A unique ts, strictly greater than every ts this store has seen. */
+  nextTs(): string {
+    const fromClock = BigInt(Math.floor(this.now())) * 1000n;
+    this.lastMicros = fromClock > this.lastMicros ? fromClock : this.lastMicros + 1n;
+    return microsToTs(this.lastMicros);
+  }
+
+  seed(seed: SeedMessage): StoredMessage {
+    const micros = tsToMicros(seed.ts);
+    if (this.find(seed.channel, seed.ts) !== undefined) {
+      throw new Error(`seedMessage: ${seed.channel}/${seed.ts} already exists`);
+    }
+    if (micros > this.lastMicros) this.lastMicros = micros;
+    const message: StoredMessage = {
+      ts: seed.ts,
+      channel: seed.channel,
+      text: seed.text,
+      user: seed.user,
+      edits: 0,
+      history: [contentOf(seed)],
+    };
+    if (seed.thread_ts !== undefined) message.thread_ts = seed.thread_ts;
+    if (seed.blocks !== undefined) message.blocks = seed.blocks;
+    if (seed.files !== undefined) message.files = seed.files;
+    if (seed.bot_id !== undefined) message.bot_id = seed.bot_id;
+    this.channelMap(seed.channel).set(seed.ts, message);
+    return message;
+  }
+
+  add(fresh: NewMessage): StoredMessage {
+    const message: StoredMessage = {
+      ts: this.nextTs(),
+      channel: fresh.channel,
+      text: fresh.text,
+      edits: 0,
+      history: [contentOf(fresh)],
+    };
+    if (fresh.thread_ts !== undefined) message.thread_ts = fresh.thread_ts;
+    if (fresh.blocks !== undefined) message.blocks = fresh.blocks;
+    if (fresh.user !== undefined) message.user = fresh.user;
+    if (fresh.bot_id !== undefined) message.bot_id = fresh.bot_id;
+    this.channelMap(fresh.channel).set(message.ts, message);
+    return message;
+  }
+
+  /** Replaces the content of a stored message and counts the edit. */
+  edit(message: StoredMessage, content: MessageContent): void {
+    message.text = content.text;
+    if (content.blocks === undefined) delete message.blocks;
+    else message.blocks = content.blocks;
+    message.edits += 1;
+    message.history.push(contentOf(content));
+  }
+
+  find(channel: string, ts: string): StoredMessage | undefined {
+    return this.channels.get(channel)?.get(ts);
+  }
+
+  remove(channel: string, ts: string): boolean {
+    return this.channels.get(channel)?.delete(ts) ?? false;
+  }
+
+  /** Every message of the channel, top-level and threaded, in ts order. */
+  inChannel(channel: string): StoredMessage[] {
+    return [...(this.channels.get(channel)?.values() ?? [])].sort(byTs);
+  }
+
+  /** The thread's parent (when known) first, then its replies in ts order. */
+  thread(channel: string, threadTs: string): StoredMessage[] {
+    const all = this.inChannel(channel);
+    const parent = all.filter((m) => m.ts === threadTs);
+    const replies = all.filter((m) => m.ts !== threadTs && m.thread_ts === threadTs);
+    return [...parent, ...replies];
+  }
+
+  clear(): void {
+    this.channels.clear();
+    this.lastMicros = 0n;
+  }
+
+  private channelMap(channel: string): Map<string, StoredMessage> {
+    let map = this.channels.get(channel);
+    if (map === undefined) {
+      map = new Map();
+      this.channels.set(channel, map);
+    }
+    return map;
+  }
+}

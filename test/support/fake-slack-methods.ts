@@ -1,0 +1,319 @@
+/**
+ * The fake's Web API methods: each takes the decoded arguments and answers with Slack's
+ * body (`{ok: true, …}` or `{ok: false, error}`), changing the workspace as Slack would.
+ * Transport, recording, rate limits and fault injection live in fake-slack.ts.
+ */
+import {
+  type Block,
+  contentError,
+  MAX_MARKDOWN_CHARS,
+  type MessageContent,
+  parseBlocks,
+} from "./fake-slack-blocks.js";
+import type { FakeSlackMethod } from "./fake-slack-limits.js";
+import type { MessageStore, StoredMessage } from "./fake-slack-messages.js";
+
+export interface SeedUser {
+  id: string;
+  name: string;
+  real_name?: string;
+  display_name?: string;
+}
+
+export interface EphemeralMessage {
+  channel: string;
+  user: string;
+  text: string;
+  blocks?: Block[];
+  thread_ts?: string;
+  message_ts: string;
+}
+
+export interface OpenedView {
+  id: string;
+  trigger_id: string;
+  view: Record<string, unknown>;
+}
+
+export interface ThreadStatus {
+  channel_id: string;
+  thread_ts: string;
+  status: string;
+}
+
+/** Everything the methods read and change; owned by FakeSlack. */
+export interface Workspace {
+  readonly teamId: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly store: MessageStore;
+  readonly users: Map<string, SeedUser>;
+  readonly ephemerals: EphemeralMessage[];
+  readonly views: OpenedView[];
+  readonly statuses: ThreadStatus[];
+  /** A fresh Socket Mode URL, or undefined when the fake runs without Socket Mode. */
+  socketUrl(): string | undefined;
+}
+
+/** Which kind of token the call carried; its value is never kept. */
+export type TokenKind = "none" | "app" | "other";
+
+export type Args = Record<string, unknown>;
+export type SlackBody = { ok: boolean; error?: string; [key: string]: unknown };
+
+const PAGE_MAX = 1000;
+
+function fail(error: string): SlackBody {
+  return { ok: false, error };
+}
+
+/** A string argument; form bodies deliver numbers and booleans as strings too. */
+function arg(args: Args, key: string): string | undefined {
+  const value = args[key];
+  if (typeof value === "string") return value === "" ? undefined : value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+/**
+ * The message content of a post or an edit; `previous` keeps what Slack keeps when an edit
+ * leaves `text` or `blocks` out (an empty `blocks` array removes them).
+ */
+function readContent(args: Args, previous?: MessageContent): MessageContent | { error: string } {
+  const markdown = arg(args, "markdown_text");
+  const text = arg(args, "text");
+  const parsed = parseBlocks(args.blocks);
+  if (parsed !== undefined && !Array.isArray(parsed)) return parsed;
+  if (markdown !== undefined) {
+    if (text !== undefined || parsed !== undefined) return { error: "markdown_text_conflict" };
+    if (markdown.length > MAX_MARKDOWN_CHARS) return { error: "msg_too_long" };
+    return { text: markdown };
+  }
+  if (text === undefined && parsed === undefined) return { error: "no_text" };
+  const blocks = parsed ?? previous?.blocks;
+  const content: MessageContent = { text: text ?? previous?.text ?? "" };
+  if (blocks !== undefined && blocks.length > 0) content.blocks = blocks;
+  if (previous === undefined && content.text === "" && content.blocks === undefined) {
+    return { error: "no_text" };
+  }
+  const error = contentError(content);
+  return error === undefined ? content : { error };
+}
+
+/** A message as Slack's API returns it. */
+function wire(message: StoredMessage, teamId: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: "message", ts: message.ts, text: message.text };
+  if (message.user !== undefined) out.user = message.user;
+  if (message.bot_id !== undefined) out.bot_id = message.bot_id;
+  if (message.thread_ts !== undefined) out.thread_ts = message.thread_ts;
+  if (message.blocks !== undefined) out.blocks = message.blocks;
+  if (message.files !== undefined) out.files = message.files;
+  if (message.edits > 0) out.edited = { user: message.user, ts: message.ts };
+  out.team = teamId;
+  return out;
+}
+
+function postMessage(ws: Workspace, args: Args): SlackBody {
+  const channel = arg(args, "channel");
+  if (channel === undefined) return fail("channel_not_found");
+  const content = readContent(args);
+  if ("error" in content) return fail(content.error);
+  const threadTs = arg(args, "thread_ts");
+  const message = ws.store.add({
+    ...content,
+    channel,
+    user: ws.botUserId,
+    bot_id: ws.botId,
+    ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+  });
+  return { ok: true, channel, ts: message.ts, message: wire(message, ws.teamId) };
+}
+
+function ownMessage(ws: Workspace, args: Args, tsKey: string, notMine: string) {
+  const channel = arg(args, "channel");
+  if (channel === undefined) return fail("channel_not_found");
+  const ts = arg(args, tsKey);
+  const message = ts === undefined ? undefined : ws.store.find(channel, ts);
+  if (message === undefined) return fail("message_not_found");
+  if (message.bot_id !== ws.botId) return fail(notMine);
+  return message;
+}
+
+function update(ws: Workspace, args: Args): SlackBody {
+  const message = ownMessage(ws, args, "ts", "cant_update_message");
+  if ("ok" in message) return message;
+  const content = readContent(args, message);
+  if ("error" in content) return fail(content.error);
+  ws.store.edit(message, content);
+  return {
+    ok: true,
+    channel: message.channel,
+    ts: message.ts,
+    text: message.text,
+    message: wire(message, ws.teamId),
+  };
+}
+
+function postEphemeral(ws: Workspace, args: Args): SlackBody {
+  const channel = arg(args, "channel");
+  if (channel === undefined) return fail("channel_not_found");
+  const user = arg(args, "user");
+  if (user === undefined) return fail("user_not_in_channel");
+  const content = readContent(args);
+  if ("error" in content) return fail(content.error);
+  const threadTs = arg(args, "thread_ts");
+  const ephemeral: EphemeralMessage = { channel, user, ...content, message_ts: ws.store.nextTs() };
+  if (threadTs !== undefined) ephemeral.thread_ts = threadTs;
+  ws.ephemerals.push(ephemeral);
+  return { ok: true, message_ts: ephemeral.message_ts };
+}
+
+function deleteMessage(ws: Workspace, args: Args): SlackBody {
+  const message = ownMessage(ws, args, "ts", "cant_delete_message");
+  if ("ok" in message) return message;
+  ws.store.remove(message.channel, message.ts);
+  return { ok: true, channel: message.channel, ts: message.ts };
+}
+
+function getPermalink(ws: Workspace, args: Args): SlackBody {
+  const channel = arg(args, "channel");
+  if (channel === undefined) return fail("channel_not_found");
+  const ts = arg(args, "message_ts");
+  if (ts === undefined || ws.store.find(channel, ts) === undefined) {
+    return fail("message_not_found");
+  }
+  return {
+    ok: true,
+    channel,
+    permalink: `https://fake.slack/archives/${channel}/p${ts.replace(".", "")}`,
+  };
+}
+
+function replies(ws: Workspace, args: Args): SlackBody {
+  const channel = arg(args, "channel");
+  if (channel === undefined) return fail("channel_not_found");
+  const ts = arg(args, "ts");
+  const thread = ts === undefined ? [] : ws.store.thread(channel, ts);
+  if (ts === undefined || thread.length === 0) return fail("thread_not_found");
+  const limit = Math.min(PAGE_MAX, Math.max(1, Number(arg(args, "limit") ?? PAGE_MAX) || PAGE_MAX));
+  let start = 0;
+  const cursor = arg(args, "cursor");
+  if (cursor !== undefined) {
+    const decoded = Buffer.from(cursor, "base64").toString("utf8");
+    start = thread.findIndex((m) => `next_ts:${m.ts}` === decoded);
+    if (start < 0) return fail("invalid_cursor");
+  }
+  const page = thread.slice(start, start + limit);
+  const next = thread[start + limit];
+  const replyCount = thread.filter((m) => m.ts !== ts).length;
+  const messages = page.map((m) => {
+    const out = wire(m, ws.teamId);
+    if (m.ts === ts && replyCount > 0)
+      Object.assign(out, { thread_ts: ts, reply_count: replyCount });
+    return out;
+  });
+  return {
+    ok: true,
+    messages,
+    has_more: next !== undefined,
+    response_metadata: {
+      next_cursor: next === undefined ? "" : Buffer.from(`next_ts:${next.ts}`).toString("base64"),
+    },
+  };
+}
+
+function usersInfo(ws: Workspace, args: Args): SlackBody {
+  const id = arg(args, "user");
+  const user = id === undefined ? undefined : ws.users.get(id);
+  if (user === undefined) return fail("user_not_found");
+  const realName = user.real_name ?? user.name;
+  return {
+    ok: true,
+    user: {
+      id: user.id,
+      team_id: ws.teamId,
+      name: user.name,
+      real_name: realName,
+      deleted: false,
+      is_bot: user.id === ws.botUserId,
+      profile: { display_name: user.display_name ?? "", real_name: realName },
+    },
+  };
+}
+
+function viewsOpen(ws: Workspace, args: Args): SlackBody {
+  const triggerId = arg(args, "trigger_id");
+  if (triggerId === undefined) return fail("invalid_trigger_id");
+  let view = args.view;
+  if (typeof view === "string") {
+    try {
+      view = JSON.parse(view);
+    } catch {
+      return fail("invalid_arguments");
+    }
+  }
+  if (typeof view !== "object" || view === null || Array.isArray(view)) {
+    return fail("invalid_arguments");
+  }
+  const opened: OpenedView = {
+    id: `V${String(ws.views.length + 1).padStart(8, "0")}`,
+    trigger_id: triggerId,
+    view: view as Record<string, unknown>,
+  };
+  ws.views.push(opened);
+  return { ok: true, view: { ...opened.view, id: opened.id, team_id: ws.teamId } };
+}
+
+function setStatus(ws: Workspace, args: Args): SlackBody {
+  const channel = arg(args, "channel_id");
+  const threadTs = arg(args, "thread_ts");
+  if (channel === undefined) return fail("channel_not_found");
+  if (threadTs === undefined) return fail("invalid_arguments");
+  ws.statuses.push({ channel_id: channel, thread_ts: threadTs, status: arg(args, "status") ?? "" });
+  return { ok: true };
+}
+
+function connectionsOpen(ws: Workspace): SlackBody {
+  const url = ws.socketUrl();
+  // Not a Slack error code: says that the fake was started without `socketMode: true`.
+  return url === undefined ? fail("socket_mode_not_enabled") : { ok: true, url };
+}
+
+const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody> = {
+  "auth.test": (ws) => ({
+    ok: true,
+    url: "https://fake.slack/",
+    team: "Fake Workspace",
+    user: ws.users.get(ws.botUserId)?.name ?? "bot",
+    team_id: ws.teamId,
+    user_id: ws.botUserId,
+    bot_id: ws.botId,
+    is_enterprise_install: false,
+  }),
+  "chat.postMessage": postMessage,
+  "chat.update": update,
+  "chat.postEphemeral": postEphemeral,
+  "chat.delete": deleteMessage,
+  "chat.getPermalink": getPermalink,
+  "conversations.replies": replies,
+  "users.info": usersInfo,
+  "views.open": viewsOpen,
+  "apps.connections.open": connectionsOpen,
+  "assistant.threads.setStatus": setStatus,
+};
+
+export function isFakeSlackMethod(method: string): method is FakeSlackMethod {
+  return Object.hasOwn(HANDLERS, method);
+}
+
+/**
+ * Answers one call. Token rules follow Slack: no token is `not_authed`; only an app-level
+ * token (`xapp-…`) may open a socket connection, and it may do nothing else.
+ */
+export function callMethod(ws: Workspace, method: string, args: Args, token: TokenKind): SlackBody {
+  if (!isFakeSlackMethod(method)) return fail("unknown_method");
+  if (token === "none") return fail("not_authed");
+  const wantsApp = method === "apps.connections.open";
+  if (wantsApp !== (token === "app")) return fail("not_allowed_token_type");
+  return HANDLERS[method](ws, args);
+}

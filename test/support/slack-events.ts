@@ -1,0 +1,112 @@
+/**
+ * Events API payloads as Slack shapes them: message events, app mentions and the
+ * `event_callback` envelope, with Slack-like ts values.
+ */
+import { randomUUID } from "node:crypto";
+
+export const DEFAULT_TEAM = "T0001";
+export const DEFAULT_APP = "A1";
+export const DEFAULT_BOT_USER = "UBOT";
+
+export type Payload = Record<string, unknown>;
+
+let lastTsMicros = 0n;
+
+/**
+ * A unique Slack-like ts ("1700000000.000100") from the wall clock, strictly increasing
+ * across calls in this process.
+ */
+export function nextTs(nowMs: number = Date.now()): string {
+  const fromClock = BigInt(Math.floor(nowMs)) * 1000n;
+  lastTsMicros = fromClock > lastTsMicros ? fromClock : lastTsMicros + 1n;
+  const seconds = lastTsMicros / 1_000_000n;
+  const micros = (lastTsMicros % 1_000_000n).toString().padStart(6, "0");
+  return `${seconds}.${micros}`;
+}
+
+export interface MessageFields {
+  channel: string;
+  user: string;
+  text: string;
+  /** Default: a fresh {@link nextTs}. */
+  ts?: string;
+  thread_ts?: string;
+  team?: string;
+  files?: unknown[];
+}
+
+function messageBase(type: string, fields: MessageFields): Payload {
+  const ts = fields.ts ?? nextTs();
+  const event: Payload = {
+    type,
+    user: fields.user,
+    text: fields.text,
+    ts,
+    channel: fields.channel,
+    event_ts: ts,
+    team: fields.team ?? DEFAULT_TEAM,
+    client_msg_id: randomUUID(),
+  };
+  if (fields.thread_ts !== undefined) event.thread_ts = fields.thread_ts;
+  if (fields.files !== undefined) event.files = fields.files;
+  return event;
+}
+
+/** An `app_mention` event; the text should contain `<@UBOT>` as Slack delivers it. */
+export function appMention(fields: MessageFields): Payload {
+  return messageBase("app_mention", fields);
+}
+
+export interface MessageEventFields extends MessageFields {
+  channel_type: "im" | "channel" | "group" | "mpim";
+  subtype?: string;
+  bot_id?: string;
+}
+
+/** A `message` event (message.im, message.channels, …). */
+export function messageEvent(fields: MessageEventFields): Payload {
+  const event = messageBase("message", fields);
+  event.channel_type = fields.channel_type;
+  if (fields.subtype !== undefined) event.subtype = fields.subtype;
+  if (fields.bot_id !== undefined) {
+    event.bot_id = fields.bot_id;
+    delete event.client_msg_id;
+  }
+  return event;
+}
+
+export interface EnvelopeOptions {
+  /** Default: a fresh "Ev…" id. Reuse it to model a retry of the same event. */
+  eventId?: string;
+  teamId?: string;
+  apiAppId?: string;
+  /** The bot user in `authorizations`. Default "UBOT". */
+  botUserId?: string;
+  /** `event_time` in seconds. Default now. */
+  eventTime?: number;
+}
+
+/** The `event_callback` envelope Slack wraps every Events API event in. */
+export function eventEnvelope(event: Payload, opts: EnvelopeOptions = {}): Payload {
+  const teamId = opts.teamId ?? (typeof event.team === "string" ? event.team : DEFAULT_TEAM);
+  return {
+    token: "verification-token",
+    team_id: teamId,
+    api_app_id: opts.apiAppId ?? DEFAULT_APP,
+    event,
+    type: "event_callback",
+    event_id: opts.eventId ?? `Ev${randomUUID().replace(/-/g, "").slice(0, 10).toUpperCase()}`,
+    event_time: opts.eventTime ?? Math.floor(Date.now() / 1000),
+    authorizations: [
+      {
+        enterprise_id: null,
+        team_id: teamId,
+        user_id: opts.botUserId ?? DEFAULT_BOT_USER,
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
+    is_ext_shared_channel: false,
+    event_context: `4-${randomUUID()}`,
+  };
+}
