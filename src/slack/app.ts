@@ -1,10 +1,15 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import bolt, { type Logger as BoltLogger, type CustomRoute } from "@slack/bolt";
+import {
+  App,
+  type Logger as BoltLogger,
+  type CustomRoute,
+  HTTPReceiver,
+  SocketModeReceiver,
+} from "@slack/bolt";
 import type { WebClientOptions } from "@slack/web-api";
 
-const { App, HTTPReceiver, SocketModeReceiver } = bolt;
-export type BoltApp = InstanceType<typeof App>;
+export type BoltApp = App;
 
 export interface SlackAppOptions {
   botToken: string;

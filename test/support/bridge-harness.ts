@@ -1,0 +1,269 @@
+/**
+ * The whole bot as it runs in production, wired to the fake Slack and the project's
+ * simulator over real HTTP on 127.0.0.1: the real Bolt app (HTTP mode, signed requests, or
+ * Socket Mode), the real SQLite file, the real service client. Tests drive it as Slack
+ * would and look at what Slack and the service saw.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { type Bot, createBot } from "../../src/bot.js";
+import { loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/simulator/server.js";
+import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from "./fake-slack.js";
+import {
+  appMention,
+  type BotResponse,
+  blockAction,
+  messageEvent,
+  nextTs,
+  type Payload,
+  type PostOptions,
+  postToBot,
+  slashCommand,
+} from "./slack-requests.js";
+
+export const SIGNING_SECRET = "test-signing-secret";
+export const BOT_TOKEN = "xoxb-test-bot-token-123";
+export const APP_TOKEN = "xapp-1-test-app-token-456";
+export const SERVICE_TOKEN = "service-token-789";
+export const ASSISTANT_ID = "asst-e2e";
+
+export interface HarnessOptions {
+  simulator?: SimulatorOptions;
+  slack?: FakeSlackOptions;
+  /** Extra or overriding environment variables for the bot. */
+  env?: Record<string, string>;
+  socketMode?: boolean;
+}
+
+export interface Harness {
+  slack: FakeSlack;
+  sim: RunningSimulator;
+  bot: Bot;
+  /** `http://127.0.0.1:<port>` of the bot (HTTP mode: Slack requests, health, metrics). */
+  botUrl: string;
+  databasePath: string;
+  /** Every log line the bot wrote, as JSON text. */
+  logs: string[];
+  /** A signed Events API / command / action request, as Slack sends it. */
+  post(
+    kind: "event" | "command" | "action",
+    payload: Payload,
+    opts?: PostOptions,
+  ): Promise<BotResponse>;
+  /** A person @mentions the bot in a channel; resolves with the message's ts once acknowledged. */
+  mention(
+    text: string,
+    fields?: { channel?: string; user?: string; thread_ts?: string; files?: unknown[] },
+  ): Promise<{ ts: string; threadTs: string; response: BotResponse }>;
+  /** A plain `message` event (channel reply or DM). */
+  message(fields: {
+    text: string;
+    channel?: string;
+    user?: string;
+    thread_ts?: string;
+    channel_type?: "im" | "channel";
+    subtype?: string;
+    bot_id?: string;
+    files?: unknown[];
+  }): Promise<{ ts: string; threadTs: string; response: BotResponse }>;
+  /** `/assistant <text>`; resolves with the acknowledgement's body. */
+  command(text: string, fields?: { channel?: string; user?: string }): Promise<BotResponse>;
+  /** Presses the Stop button of a reply. */
+  pressStop(fields: {
+    turnId: string;
+    user: string;
+    channel?: string;
+    messageTs: string;
+  }): Promise<BotResponse>;
+  /** Resolves once the thread's last bot reply shows no Stop button (the turn ended). */
+  settled(channel: string, threadTs: string, count?: number, timeoutMs?: number): Promise<string[]>;
+  /** Requests the service saw, by method and path pattern. */
+  serviceRequests(method: string, path: RegExp): { body: unknown; path: string }[];
+  /** Stops the bot (not the fakes) and starts a new one on the same database. */
+  restart(env?: Record<string, string>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const CHANNEL = "C0GENERAL";
+export const USER = "U0ALICE";
+
+function captureLogs(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split("\n")) if (line.trim()) lines.push(line);
+      done();
+    },
+  });
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sim = await startSimulator({
+    queueDelayMs: 10,
+    answer: { tokensPerSecond: 400 },
+    ...options.simulator,
+  });
+  const slack = await startFakeSlack({ socketMode: options.socketMode ?? false, ...options.slack });
+  const databasePath = join(mkdtempSync(join(tmpdir(), "bridge-e2e-")), "bridge.db");
+  const logs: string[] = [];
+  let extraEnv = options.env ?? {};
+
+  const launch = async (): Promise<{ bot: Bot; botUrl: string }> => {
+    const env: Record<string, string> = {
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: slack.apiUrl,
+      PORT: "0",
+      ASSISTANT_API_URL: sim.url,
+      ASSISTANT_API_TOKEN: SERVICE_TOKEN,
+      ASSISTANT_ID,
+      DATABASE_PATH: databasePath,
+      LOG_LEVEL: "debug",
+      ...(options.socketMode ? { SLACK_APP_TOKEN: APP_TOKEN } : {}),
+      ...extraEnv,
+    };
+    const config = loadConfig(env);
+    const logger = createLogger({ level: config.logLevel, destination: captureLogs(logs) });
+    const bot = createBot(config, logger);
+    const { port } = await bot.start();
+    return { bot, botUrl: `http://127.0.0.1:${port}` };
+  };
+
+  let { bot, botUrl } = await launch();
+
+  const harness: Harness = {
+    slack,
+    sim,
+    get bot() {
+      return bot;
+    },
+    get botUrl() {
+      return botUrl;
+    },
+    databasePath,
+    logs,
+    post: (kind, payload, opts) =>
+      postToBot(`${botUrl}/slack/events`, SIGNING_SECRET, kind, payload, opts),
+    async mention(text, fields = {}) {
+      const ts = nextTs();
+      const channel = fields.channel ?? CHANNEL;
+      const user = fields.user ?? USER;
+      slack.seedMessage({
+        channel,
+        ts,
+        user,
+        text,
+        ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+      });
+      const event = appMention({
+        channel,
+        user,
+        text,
+        ts,
+        ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+        ...(fields.files ? { files: fields.files } : {}),
+      });
+      const response = await harness.post("event", event);
+      return { ts, threadTs: fields.thread_ts ?? ts, response };
+    },
+    async message(fields) {
+      const ts = nextTs();
+      const channel = fields.channel ?? CHANNEL;
+      const user = fields.user ?? USER;
+      slack.seedMessage({
+        channel,
+        ts,
+        user,
+        text: fields.text,
+        ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+      });
+      const event = messageEvent({
+        channel,
+        user,
+        text: fields.text,
+        ts,
+        channel_type: fields.channel_type ?? "channel",
+        ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+        ...(fields.subtype ? { subtype: fields.subtype } : {}),
+        ...(fields.bot_id ? { bot_id: fields.bot_id } : {}),
+        ...(fields.files ? { files: fields.files } : {}),
+      });
+      const response = await harness.post("event", event);
+      return { ts, threadTs: fields.thread_ts ?? ts, response };
+    },
+    command(text, fields = {}) {
+      return harness.post(
+        "command",
+        slashCommand({
+          text,
+          user_id: fields.user ?? USER,
+          channel_id: fields.channel ?? CHANNEL,
+          response_url: slack.responseUrl(),
+        }),
+      );
+    },
+    pressStop(fields) {
+      return harness.post(
+        "action",
+        blockAction({
+          user: fields.user,
+          channel: fields.channel ?? CHANNEL,
+          message_ts: fields.messageTs,
+          action_id: "stop_run",
+          value: fields.turnId,
+          response_url: slack.responseUrl(),
+        }),
+      );
+    },
+    async settled(channel, threadTs, count = 1, timeoutMs = 10_000) {
+      await slack.waitFor((s) => {
+        const replies = s.replies(channel, threadTs);
+        return replies.length >= count && replies.every((m) => !hasStopButton(m));
+      }, timeoutMs);
+      await bot.bridge.idle();
+      return slack.threadTranscript(channel, threadTs);
+    },
+    serviceRequests(method, path) {
+      return sim.control.requests
+        .filter((r) => r.method === method && path.test(r.path))
+        .map((r) => ({ body: r.body, path: r.path }));
+    },
+    async restart(env) {
+      await bot.stop(2_000);
+      if (env) extraEnv = { ...extraEnv, ...env };
+      ({ bot, botUrl } = await launch());
+    },
+    async close() {
+      await bot.stop(1_000);
+      await slack.close();
+      await sim.close();
+    },
+  };
+  return harness;
+}
+
+/** Whether a stored Slack message still carries an interactive Stop button. */
+export function hasStopButton(message: { blocks?: unknown }): boolean {
+  return JSON.stringify(message.blocks ?? []).includes('"stop_run"');
+}
+
+/** The turn id on a reply's Stop button, or undefined. */
+export function stopTurnId(message: { blocks?: unknown }): string | undefined {
+  const blocks = (message.blocks ?? []) as {
+    type?: string;
+    elements?: { action_id?: string; value?: string }[];
+  }[];
+  for (const block of blocks) {
+    for (const element of block.elements ?? []) {
+      if (element.action_id === "stop_run") return element.value;
+    }
+  }
+  return undefined;
+}
