@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
+import { appMention, eventEnvelope, nextTs, slashCommand } from "../support/slack-requests.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("Socket Mode", () => {
+  it("connects through SLACK_API_URL and answers a mention sent over the socket", async () => {
+    h = await startHarness({ socketMode: true });
+    const x = h;
+    // apps.connections.open went to the fake Web API, with the app token.
+    const opens = x.slack.callsTo("apps.connections.open");
+    expect(opens).toHaveLength(1);
+    expect(opens[0]?.hadToken).toBe(true);
+
+    x.sim.control.enqueueAnswer({ text: "Hello over the socket." });
+    const ts = nextTs();
+    x.slack.seedMessage({ channel: CHANNEL, ts, user: USER, text: "<@UBOT> hi" });
+    const event = eventEnvelope(
+      appMention({ channel: CHANNEL, user: USER, text: "<@UBOT> hi", ts }),
+    );
+    const ack = await x.slack.socket.send("events_api", event);
+    expect(ack.envelope_id).toBeTruthy();
+    const transcript = await x.settled(CHANNEL, ts);
+    expect(transcript[0]).toContain("Hello over the socket.");
+    // A redelivery of the same event is answered once.
+    await x.slack.socket.send("events_api", event, { retryAttempt: 1, retryReason: "timeout" });
+    await x.bot.bridge.idle();
+    expect(x.sim.control.counts().runs).toBe(1);
+  });
+
+  it("answers the slash command in the socket acknowledgement, ephemerally", async () => {
+    h = await startHarness({ socketMode: true });
+    const ack = await h.slack.socket.send(
+      "slash_commands",
+      slashCommand({
+        text: "model max",
+        user_id: USER,
+        channel_id: CHANNEL,
+        response_url: h.slack.responseUrl(),
+      }),
+    );
+    expect(ack.payload).toMatchObject({ response_type: "ephemeral" });
+    expect(JSON.stringify(ack.payload)).toMatch(/max/);
+  });
+
+  it("serves health on PORT in Socket Mode", async () => {
+    h = await startHarness({ socketMode: true });
+    const response = await fetch(`${h.botUrl}/healthz`);
+    expect(response.status).toBe(200);
+  });
+});
