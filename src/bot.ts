@@ -1,23 +1,25 @@
-import type { Server } from "node:http";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Bridge } from "./bridge/bridge.js";
 import { Relay } from "./bridge/relay.js";
+import { TurnContent } from "./bridge/turn-content.js";
 import { TurnRunner } from "./bridge/turn-runner.js";
 import type { Config } from "./config.js";
 import { boltLogger, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
+import { type OpsServer, startOpsServer } from "./observability/ops-server.js";
 import { type OpsRoute, opsRoutes } from "./observability/routes.js";
+import { serviceProbe } from "./observability/service-probe.js";
+import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
-import { RateLimitedError } from "./service/errors.js";
-import { type BoltApp, createSlackApp, listeningPort } from "./slack/app.js";
+import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
 import { Pacer } from "./slack/pacer.js";
 import { PostGate } from "./slack/post-gate.js";
 import { SlackReplySink } from "./slack/reply.js";
 import type { ReplyPayload } from "./slack/reply-blocks.js";
+import { registerShortcut } from "./slack/shortcut.js";
+import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
 import { ConversationStore } from "./store/conversations.js";
 import { type Db, openDatabase } from "./store/db.js";
@@ -69,19 +71,30 @@ export function createBot(config: Config, logger: Logger): Bot {
     onRateLimited: () => metrics.serviceRateLimited.inc(),
   });
 
-  let slackConnected = false;
+  // Readiness asks the service once, without retries, through the same budget.
+  const probeClient = new ServiceClient({
+    baseUrl: config.service.baseUrl,
+    token: config.service.token,
+    budget,
+    maxRetries: 0,
+    connectTimeoutMs: 2_000,
+    headersTimeoutMs: 2_000,
+  });
+  const probeService = serviceProbe({
+    request: ({ signal, onQueued }) =>
+      probeClient.listThreads(
+        { assistantId: config.service.assistantId },
+        { maxPages: 1, signal, onQueued },
+      ),
+  });
+
+  // The Slack check reads the app's connection, which exists once the app is built below.
+  let slackConnection: SlackConnection | undefined;
   const routes: OpsRoute[] = opsRoutes(metrics, {
     checks: {
-      database: () => db.prepare("SELECT 1 AS ok").get() !== undefined,
-      slack: () => slackConnected,
-      service: async () => {
-        try {
-          await service.listThreads({ assistantId: config.service.assistantId }, { maxPages: 1 });
-          return true;
-        } catch (error) {
-          return error instanceof RateLimitedError;
-        }
-      },
+      database: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
+      slack: () => slackConnection?.connected() ?? false,
+      service: probeService,
     },
   });
 
@@ -93,6 +106,7 @@ export function createBot(config: Config, logger: Logger): Bot {
     logger: boltLogger(logger),
     routes,
   });
+  slackConnection = watchSlackConnection(app);
 
   const pacer = new Pacer<ReplyPayload>(
     async (target, payload) => {
@@ -126,38 +140,6 @@ export function createBot(config: Config, logger: Logger): Bot {
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
 
-  const arrivals = new Map<string, number>();
-  const runner = new TurnRunner({
-    service,
-    relay: new Relay(service),
-    turns,
-    conversations,
-    settings,
-    replies,
-    logger,
-    limits: config.limits,
-    now: Date.now,
-    sleep,
-    events: {
-      onFirstText: (turn) => {
-        const arrived = arrivals.get(turn.id);
-        if (arrived !== undefined) metrics.firstText.observe((Date.now() - arrived) / 1000);
-      },
-      onFinished: (turn, outcome, runStatus) => {
-        arrivals.delete(turn.id);
-        metrics.turns.inc({ outcome });
-        if (runStatus) metrics.runs.inc({ status: runStatus });
-      },
-    },
-  });
-  const bridge = new Bridge({
-    conversations,
-    turns,
-    runner,
-    logger,
-    assistantFor: () => config.service.assistantId,
-  });
-
   const users = new UserDirectory({
     lookup: async (id) => {
       const result = await app.client.users.info({ user: id });
@@ -173,6 +155,54 @@ export function createBot(config: Config, logger: Logger): Bot {
       return name ? { displayName: name } : undefined;
     },
   });
+  const content = new TurnContent({
+    history: new SlackThreadHistory({
+      client: {
+        replies: (args) => app.client.conversations.replies(args),
+        whoAmI: async () => {
+          const me = await app.client.auth.test();
+          return { userId: String(me.user_id), botId: me.bot_id ? String(me.bot_id) : undefined };
+        },
+      },
+      users,
+      sleep,
+    }),
+    turns,
+    conversations,
+    logger,
+    budgetChars: config.limits.threadContextChars,
+  });
+
+  const runner = new TurnRunner({
+    service,
+    relay: new Relay(service),
+    turns,
+    conversations,
+    settings,
+    replies,
+    logger,
+    limits: config.limits,
+    now: Date.now,
+    sleep,
+    content,
+    events: {
+      onFirstText: (turn) => metrics.firstText.observe((Date.now() - turn.createdAt) / 1000),
+      onFinished: (_turn, outcome, runStatus) => {
+        metrics.turns.inc({ outcome });
+        if (runStatus) metrics.runs.inc({ status: runStatus });
+      },
+    },
+  });
+  const bridge = new Bridge({
+    conversations,
+    turns,
+    runner,
+    logger,
+    assistantFor: () => config.service.assistantId,
+    replies,
+    maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
+  });
+
   registerMessageListeners(app, {
     bridge,
     users,
@@ -188,18 +218,32 @@ export function createBot(config: Config, logger: Logger): Bot {
       return typeof result.permalink === "string" ? result.permalink : undefined;
     },
   });
+  registerShortcut(app, {
+    bridge,
+    logger,
+    postQuestion: (target, text) =>
+      postGate.post(target, async () => {
+        const result = await app.client.chat.postMessage({
+          channel: target.channel,
+          thread_ts: target.threadTs,
+          text,
+          unfurl_links: false,
+          unfurl_media: false,
+        });
+        return String(result.ts);
+      }),
+  });
   app.error(async (error) => {
     logger.error({ err: errorText(error) }, "Slack listener failed");
   });
 
-  const gauges = setInterval(() => {
-    for (const lane of budget.snapshot()) metrics.queueLength.set({ kind: lane.kind }, lane.queued);
-    metrics.pendingEdits.set(pacer.stats().pending);
-    metrics.activeConversations.set(bridge.pendingConversations);
-  }, 5_000);
-  gauges.unref();
+  metrics.watch({
+    serviceQueues: () => budget.snapshot(),
+    pendingEdits: () => pacer.stats().pending,
+    activeConversations: () => bridge.pendingConversations,
+  });
 
-  let opsServer: Server | undefined;
+  let opsServer: OpsServer | undefined;
   return {
     app,
     bridge,
@@ -207,27 +251,18 @@ export function createBot(config: Config, logger: Logger): Bot {
     metrics,
     service,
     async start() {
+      await verifySlackToken(app, config.slack.apiUrl);
       let port: number;
       if (config.slack.appToken) {
         // Socket Mode: health and metrics on a small server of their own.
-        opsServer = createServer((req, res) => {
-          const route = routes.find(
-            (r) => r.path === req.url?.split("?")[0] && r.method === req.method,
-          );
-          if (!route) {
-            res.writeHead(404).end();
-            return;
-          }
-          void route.handler(req, res);
-        });
-        await new Promise<void>((resolve) => opsServer?.listen(config.port, resolve));
-        port = (opsServer.address() as AddressInfo).port;
+        opsServer = await startOpsServer(routes, config.port);
+        port = opsServer.port;
         await app.start();
       } else {
         const server = await app.start(config.port);
         port = listeningPort(server) ?? config.port;
       }
-      slackConnected = true;
+      slackConnection?.started();
       const resumed = bridge.resume();
       logger.info(
         { mode: config.slack.appToken ? "socket" : "http", port, resumed },
@@ -235,26 +270,39 @@ export function createBot(config: Config, logger: Logger): Bot {
       );
       return { port };
     },
-    async stop(graceMs = 10_000) {
+    async stop(graceMs = config.limits.shutdownGraceMs) {
+      // From now on new messages are only recorded; answers being written get the grace.
       bridge.close();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        bridge.idle(),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, graceMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      slackConnected = false;
-      clearInterval(gauges);
+      await within(bridge.idle(), graceMs);
+      // What is left stops where it is, stored as it is, and resumes at the next start.
+      bridge.shutdown();
+      await within(bridge.idle(), UNWIND_MS);
+      slackConnection?.stopped();
       await app.stop().catch(() => undefined);
-      if (opsServer) await new Promise<void>((resolve) => opsServer?.close(() => resolve()));
+      await opsServer?.close();
       pacer.close();
       await service.close();
+      await probeClient.close();
       db.close();
       logger.info({}, "assistant bridge stopped");
     },
   };
+}
+
+/** How long turns may take to unwind once told to stop, after the grace period, ms. */
+const UNWIND_MS = 2_000;
+
+/** Waits for `work`, but no longer than `ms`. */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function errorText(error: unknown): string {

@@ -37,6 +37,21 @@ export interface Config {
     runTimeoutMs: number;
     /** How long the bot keeps retrying an unreachable service for one turn, ms. */
     serviceOutageMs: number;
+    /**
+     * Most unfinished turns one person may have in a workspace; a message past it gets a
+     * short note instead of an answer (MAX_QUEUED_TURNS_PER_PERSON, default 5).
+     */
+    maxQueuedTurnsPerPerson: number;
+    /**
+     * On SIGTERM, how long answers being written may take to finish before the rest is left
+     * for the next start, ms (SHUTDOWN_GRACE_SECONDS, default 10 s).
+     */
+    shutdownGraceMs: number;
+    /**
+     * Most characters of a thread's earlier messages passed on before a question
+     * (THREAD_CONTEXT_CHARS, default 12000); 0 passes none.
+     */
+    threadContextChars: number;
   };
 }
 
@@ -168,6 +183,23 @@ export function loadConfig(env: Env = process.env): Config {
         read(env, "RUN_TIMEOUT_SECONDS", positiveInt("RUN_TIMEOUT_SECONDS"), "900") * 1000,
       serviceOutageMs:
         read(env, "SERVICE_OUTAGE_SECONDS", positiveInt("SERVICE_OUTAGE_SECONDS"), "120") * 1000,
+      maxQueuedTurnsPerPerson: read(
+        env,
+        "MAX_QUEUED_TURNS_PER_PERSON",
+        positiveInt("MAX_QUEUED_TURNS_PER_PERSON", 1, 1000),
+        "5",
+      ),
+      shutdownGraceMs:
+        read(env, "SHUTDOWN_GRACE_SECONDS", positiveInt("SHUTDOWN_GRACE_SECONDS", 0, 3600), "10") *
+        1000,
+      threadContextChars: read(
+        env,
+        "THREAD_CONTEXT_CHARS",
+        positiveInt("THREAD_CONTEXT_CHARS", 0, 200_000).refine((n) => n === 0 || n >= 500, {
+          message: "THREAD_CONTEXT_CHARS must be 0 (off) or at least 500",
+        }),
+        "12000",
+      ),
     },
   };
 }

@@ -18,6 +18,14 @@ describe("loadConfig", () => {
     expect(config.service.baseUrl).toBe("http://127.0.0.1:8787");
     expect(config.databasePath).toBe("./data/bridge.db");
     expect(config.logLevel).toBe("info");
+    expect(config.limits.threadContextChars).toBe(12_000);
+  });
+
+  it("reads THREAD_CONTEXT_CHARS, where 0 turns the thread context off", () => {
+    expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "4000" }).limits.threadContextChars).toBe(
+      4_000,
+    );
+    expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "0" }).limits.threadContextChars).toBe(0);
   });
 
   it("adds the trailing slash to SLACK_API_URL and selects Socket Mode by SLACK_APP_TOKEN", () => {
@@ -46,6 +54,9 @@ describe("loadConfig", () => {
     [{ PORT: "70000" }, /^PORT is malformed/],
     [{ LOG_LEVEL: "verbose" }, /^LOG_LEVEL is malformed/],
     [{ SLACK_API_URL: "ftp://x" }, /^SLACK_API_URL is malformed/],
+    [{ THREAD_CONTEXT_CHARS: "lots" }, /^THREAD_CONTEXT_CHARS is malformed/],
+    [{ THREAD_CONTEXT_CHARS: "100" }, /^THREAD_CONTEXT_CHARS is malformed: .*0 \(off\)/],
+    [{ THREAD_CONTEXT_CHARS: "999999" }, /^THREAD_CONTEXT_CHARS is malformed/],
   ])("refuses %o with one sentence naming the variable", (change, message) => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -59,5 +70,48 @@ describe("loadConfig", () => {
     } catch (error) {
       expect(String(error)).not.toContain("very-secret");
     }
+  });
+});
+
+describe("loadConfig: durability and safety limits", () => {
+  it("reads the limits with their defaults", () => {
+    const { limits } = loadConfig(base);
+    expect(limits.maxMessageChars).toBe(20_000);
+    expect(limits.runTimeoutMs).toBe(900_000);
+    expect(limits.serviceOutageMs).toBe(120_000);
+    expect(limits.maxQueuedTurnsPerPerson).toBe(5);
+    expect(limits.shutdownGraceMs).toBe(10_000);
+  });
+
+  it("reads MAX_QUEUED_TURNS_PER_PERSON and SHUTDOWN_GRACE_SECONDS (0: no grace)", () => {
+    const { limits } = loadConfig({
+      ...base,
+      MAX_QUEUED_TURNS_PER_PERSON: "12",
+      SHUTDOWN_GRACE_SECONDS: "0",
+      RUN_TIMEOUT_SECONDS: "1",
+      SERVICE_OUTAGE_SECONDS: "1",
+    });
+    expect(limits.maxQueuedTurnsPerPerson).toBe(12);
+    expect(limits.shutdownGraceMs).toBe(0);
+    expect(limits.runTimeoutMs).toBe(1_000);
+    expect(limits.serviceOutageMs).toBe(1_000);
+  });
+
+  it.each([
+    [
+      { MAX_QUEUED_TURNS_PER_PERSON: "0" },
+      /^MAX_QUEUED_TURNS_PER_PERSON is malformed: .*between 1 and 1000/,
+    ],
+    [{ MAX_QUEUED_TURNS_PER_PERSON: "lots" }, /^MAX_QUEUED_TURNS_PER_PERSON is malformed/],
+    [{ MAX_QUEUED_TURNS_PER_PERSON: "1001" }, /^MAX_QUEUED_TURNS_PER_PERSON is malformed/],
+    [{ SHUTDOWN_GRACE_SECONDS: "-1" }, /^SHUTDOWN_GRACE_SECONDS is malformed/],
+    [{ SHUTDOWN_GRACE_SECONDS: "3601" }, /^SHUTDOWN_GRACE_SECONDS is malformed/],
+    [{ RUN_TIMEOUT_SECONDS: "0" }, /^RUN_TIMEOUT_SECONDS is malformed/],
+    [{ SERVICE_OUTAGE_SECONDS: "1.5" }, /^SERVICE_OUTAGE_SECONDS is malformed/],
+    [{ MAX_MESSAGE_CHARS: "0" }, /^MAX_MESSAGE_CHARS is malformed/],
+  ])("refuses %o with one sentence naming the variable", (change, message) => {
+    const env = { ...base, ...change } as Record<string, string | undefined>;
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
   });
 });

@@ -4,14 +4,28 @@
  */
 export class ConversationQueue {
   private readonly tails = new Map<string, Promise<void>>();
+  private readonly counts = new Map<string, number>();
 
   get size(): number {
     return this.tails.size;
   }
 
+  /** Tasks of this key added and not yet finished, the running one included. */
+  pending(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
   add(key: string, task: () => Promise<void>): Promise<void> {
     const previous = this.tails.get(key) ?? Promise.resolve();
-    const next = previous.then(task).catch(() => undefined);
+    this.counts.set(key, this.pending(key) + 1);
+    const next = previous
+      .then(task)
+      .catch(() => undefined)
+      .finally(() => {
+        const left = this.pending(key) - 1;
+        if (left > 0) this.counts.set(key, left);
+        else this.counts.delete(key);
+      });
     this.tails.set(key, next);
     void next.then(() => {
       if (this.tails.get(key) === next) this.tails.delete(key);

@@ -68,3 +68,39 @@ export interface ReplySink {
   /** `onParts` is told every time the list of the turn's reply messages changes. */
   reply(target: ReplyTarget, onParts: (parts: string[]) => void): Reply;
 }
+
+/** One message of a Slack thread, as the thread context sees it (no Slack markup left). */
+export interface ThreadMessage {
+  /** Slack ts; orders the thread. */
+  ts: string;
+  /** Who wrote it, as people see them (display name, or the id when unknown). */
+  author: string;
+  /** Readable text: mentions as `@name`, links as `label (url)`, entities decoded. */
+  text: string;
+  /** Names of attached files (their content is never passed on). */
+  files: string[];
+  /** Written by this bot (its replies, a question it posted): never passed on. */
+  bySelf: boolean;
+}
+
+export interface ThreadHistoryRequest {
+  team: string;
+  channel: string;
+  threadTs: string;
+  /** Only messages after this ts are needed (exclusive); null: the whole thread. */
+  after: string | null;
+  /** The person asking, whose display name the question is labelled with. */
+  asker: string;
+}
+
+/** Reads a thread's messages; the Slack side implements it on conversations.replies. */
+export interface ThreadHistory {
+  /**
+   * The thread's messages in ts order (the parent first), at least those after `after`.
+   * Rejects when the history cannot be read; the caller then answers without it.
+   */
+  read(
+    request: ThreadHistoryRequest,
+    signal?: AbortSignal,
+  ): Promise<{ messages: ThreadMessage[]; askerName: string }>;
+}

@@ -1,3 +1,4 @@
+import type { RunStreamUpdate } from "../service/run-stream.js";
 import { isEndStatus, type Run } from "../service/schemas.js";
 import type { AssistantService } from "./ports.js";
 
@@ -6,6 +7,12 @@ export interface RelayOptions {
   pollIntervalMs?: number;
   /** How many times a stream that ended early is opened again before polling only; default 3. */
   streamReopens?: number;
+  /**
+   * A stream that says nothing useful (no text, status or run) for this long makes the relay
+   * ask the run itself whether it has ended, ms; default 3_000. Keep-alive comments do not
+   * count: a stalled stream must not hold back an answer that is ready.
+   */
+  streamCheckMs?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
@@ -48,14 +55,21 @@ const abortableSleep = (ms: number, signal?: AbortSignal) =>
 export class Relay {
   private readonly pollIntervalMs: number;
   private readonly streamReopens: number;
+  private readonly streamCheckMs: number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(
     private readonly service: AssistantService,
-    { pollIntervalMs = 1_000, streamReopens = 3, sleep = abortableSleep }: RelayOptions = {},
+    {
+      pollIntervalMs = 1_000,
+      streamReopens = 3,
+      streamCheckMs = 3_000,
+      sleep = abortableSleep,
+    }: RelayOptions = {},
   ) {
     this.pollIntervalMs = pollIntervalMs;
     this.streamReopens = streamReopens;
+    this.streamCheckMs = streamCheckMs;
     this.sleep = sleep;
   }
 
@@ -89,6 +103,7 @@ export class Relay {
             options.onStarted?.();
           }
         });
+        if (typeof ended === "object") return ended;
         if (ended) {
           const run = await this.service.getRun(runId, callOpts);
           if (isEndStatus(run.status)) return run;
@@ -106,15 +121,36 @@ export class Relay {
     }
   }
 
-  /** Reads one stream; true when it reported an end (so a GET should now be final). */
+  /**
+   * Reads one stream: true when it reported an end (so a GET should now be final), the run
+   * when a look at it during a silence found it ended, false when the stream broke off.
+   */
   private async readStream(
     runId: string,
     callOpts: { signal?: AbortSignal; party?: string },
     showText: (text: string) => void,
     markStarted: () => void,
-  ): Promise<boolean> {
+  ): Promise<boolean | Run> {
+    const outer = callOpts.signal;
+    // Closing our own signal ends the connection, and with it a read that may never return.
+    const own = new AbortController();
+    const signal = outer ? AbortSignal.any([outer, own.signal]) : own.signal;
+    const updates = this.service.streamRun(runId, { ...callOpts, signal });
+    let pending: Promise<IteratorResult<RunStreamUpdate>> | undefined;
     try {
-      for await (const update of this.service.streamRun(runId, callOpts)) {
+      for (;;) {
+        pending ??= updates.next();
+        const step = await quietAfter(pending, this.streamCheckMs);
+        if (step === QUIET) {
+          const run = await this.service.getRun(runId, callOpts);
+          if (isEndStatus(run.status)) return run;
+          const partial = run.output?.[0]?.text;
+          if (partial) showText(partial);
+          continue;
+        }
+        pending = undefined;
+        if (step.done) return false;
+        const update = step.value;
         switch (update.type) {
           case "text":
             showText(update.text);
@@ -133,12 +169,26 @@ export class Relay {
             return update.reason === "done";
         }
       }
-      return false;
     } catch (error) {
-      if (callOpts.signal?.aborted) throw new RunAbandoned();
+      if (outer?.aborted) throw new RunAbandoned();
       // A broken stream is not a failed run: fall back to polling, which tells the truth.
       void error;
       return false;
+    } finally {
+      own.abort();
+      pending?.catch(() => undefined);
+      updates.return(undefined).catch(() => undefined);
     }
   }
+}
+
+const QUIET = Symbol("quiet");
+
+/** The pending read, or QUIET when it takes longer than `ms` (the read stays pending). */
+function quietAfter<T>(pending: Promise<T>, ms: number): Promise<T | typeof QUIET> {
+  let timer: NodeJS.Timeout | undefined;
+  const quiet = new Promise<typeof QUIET>((resolve) => {
+    timer = setTimeout(() => resolve(QUIET), ms);
+  });
+  return Promise.race([pending, quiet]).finally(() => clearTimeout(timer));
 }

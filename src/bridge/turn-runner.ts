@@ -6,6 +6,7 @@ import type { Turn, TurnOutcome, TurnStore } from "../store/turns.js";
 import { isTransient, throughOutage } from "./outage.js";
 import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
 import { type Relay, RunAbandoned } from "./relay.js";
+import type { TurnContent } from "./turn-content.js";
 
 export interface BridgeLogger {
   debug(obj: object, msg?: string): void;
@@ -40,6 +41,8 @@ export interface TurnRunnerDeps {
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   events?: TurnEvents;
+  /** Puts the thread's unseen messages before a question; without it, the question alone. */
+  content?: TurnContent;
 }
 
 /** A turn being worked on, as the stop controls see it. */
@@ -55,6 +58,8 @@ export interface ActiveTurn {
 const UNREACHABLE =
   "The assistant service could not be reached, so this message was not answered. Please try again in a few minutes.";
 const GARBAGE = "The assistant service sent an answer the bot could not read. Please try again.";
+/** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
+const STOP_GRACE_MS = 10_000;
 const STILL_TRYING = "The assistant service is not answering right now; the bot keeps trying…";
 
 /** Works one turn from its stored state to the end; every step is idempotent. */
@@ -62,11 +67,13 @@ export class TurnRunner {
   readonly active = new Map<string, ActiveTurn>();
   /** Stops asked for turns that wait behind an earlier turn of their conversation. */
   private readonly pendingStops = new Map<string, string>();
+  private readonly closing = new AbortController();
 
   constructor(private readonly deps: TurnRunnerDeps) {}
 
   async run(turnId: string): Promise<void> {
-    const { turns, replies, logger } = this.deps;
+    const { turns, logger } = this.deps;
+    if (this.closing.signal.aborted) return;
     const turn = turns.byId(turnId);
     if (!turn || turn.state === "finished") return;
     const active: ActiveTurn = {
@@ -79,16 +86,7 @@ export class TurnRunner {
     this.active.set(turn.id, active);
     active.stoppedBy = this.pendingStops.get(turn.id);
     this.pendingStops.delete(turn.id);
-    const reply = replies.reply(
-      {
-        turnId: turn.id,
-        team: turn.team,
-        channel: turn.channel,
-        threadTs: turn.threadTs,
-        parts: turn.replyParts,
-      },
-      (parts) => turns.update(turn.id, { replyParts: parts, replyTs: parts[0] ?? null }),
-    );
+    const reply = this.replyFor(turn);
     let shown = "";
     const view = (phase: ReplyPhase, body = shown): ReplyView => ({
       body,
@@ -113,7 +111,11 @@ export class TurnRunner {
       }
       await this.finishRun(turn, active, reply, run, shown);
     } catch (error) {
-      const message = describeFailure(error);
+      if (this.closing.signal.aborted) {
+        logger.info({ turn: turn.id, state: turn.state }, "turn left for the next start");
+        return;
+      }
+      const message = active.timedOut ? this.timeoutMessage() : describeFailure(error);
       logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
       await this.end(turn, reply, view({ kind: "unreachable", message }), "error").catch(
         (e: unknown) =>
@@ -133,13 +135,20 @@ export class TurnRunner {
   ): Promise<Run | undefined> {
     const { service, turns, conversations, settings, relay } = this.deps;
     const signal = active.controller.signal;
+    // The note keeps what was written so far on screen: the answer resumes under it.
+    let written = "";
     const retrying = () =>
-      reply.show({ body: "", phase: { kind: "retrying", note: STILL_TRYING }, notes: turn.notes });
+      reply.show({
+        body: written,
+        phase: { kind: "retrying", note: STILL_TRYING },
+        notes: turn.notes,
+      });
     const outage = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
       now: this.deps.now,
       sleep: this.deps.sleep,
-      signal,
+      // Waiting out an outage ends at once when the bot shuts down.
+      signal: AbortSignal.any([signal, this.closing.signal]),
       onRetry: (error: unknown, attempt: number) => {
         this.deps.logger.warn(
           { turn: turn.id, attempt, err: errorSummary(error) },
@@ -153,6 +162,8 @@ export class TurnRunner {
     const conversation = conversations.byId(turn.conversationId);
     if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
     let threadId = conversation.serviceThreadId;
+    // A turn stopped before its question reached the service sends nothing at all.
+    if (active.stoppedBy && !turn.serviceMessageId) return undefined;
     if (!threadId) {
       const thread = await throughOutage(
         () => service.openThread({ assistantId: conversation.assistantId }, { party }),
@@ -164,45 +175,52 @@ export class TurnRunner {
     const tid = threadId;
 
     if (!turn.serviceMessageId) {
+      if (active.stoppedBy) return undefined;
+      const content = this.deps.content
+        ? await this.deps.content.of(turn, conversation, signal)
+        : turn.content;
+      if (active.stoppedBy) return undefined;
       const messageId = await throughOutage(async () => {
         // A post that may have reached the service (a crash or an ambiguous failure after
         // sending) is looked for before posting again: never post a question twice.
         if (turn.postAttempted) {
-          const found = await this.findPosted(tid, turn.content);
+          const found = await this.findPosted(tid, content);
           if (found) return found;
         }
         turn.postAttempted = true;
         turns.update(turn.id, { postAttempted: true });
-        const message = await service.postMessage(tid, { content: turn.content }, { party });
+        const message = await service.postMessage(tid, { content }, { party });
         return message.id;
       }, outage);
       turn.serviceMessageId = messageId;
       turns.update(turn.id, { serviceMessageId: messageId, state: "message_posted" });
+      this.deps.content?.posted(turn);
     }
 
     if (!turn.runId) {
       if (active.stoppedBy) return undefined;
-      const runSettings = settings.get({ team: turn.team, channel: turn.channel, user: turn.user });
+      const settingsKey = { team: turn.team, channel: turn.channel, user: turn.user };
+      let runSettings = settings.get(settingsKey);
       let run: Run;
       try {
-        run = await throughOutage(
-          () =>
-            service.startRun(
-              tid,
-              { triggerMessageId: turn.serviceMessageId as string, ...runSettings },
-              {
-                party,
-                signal,
-                onQueued: (p) =>
-                  reply.show({
-                    body: "",
-                    phase: { kind: "queued", ahead: p.position },
-                    notes: turn.notes,
-                  }),
-              },
-            ),
-          outage,
-        );
+        run = await throughOutage(() => {
+          // Read per attempt: a retried start sends the settings in force at that moment.
+          runSettings = settings.get(settingsKey);
+          return service.startRun(
+            tid,
+            { triggerMessageId: turn.serviceMessageId as string, ...runSettings },
+            {
+              party,
+              signal,
+              onQueued: (p) =>
+                reply.show({
+                  body: "",
+                  phase: { kind: "queued", ahead: p.position },
+                  notes: turn.notes,
+                }),
+            },
+          );
+        }, outage);
       } catch (error) {
         if (active.stoppedBy && signal.aborted) return undefined;
         throw error;
@@ -215,14 +233,35 @@ export class TurnRunner {
 
     const runId = turn.runId;
     if (active.stoppedBy) await this.stopRun(runId, turn.user);
+    // Following ends when the bot shuts down, or when a timed-out run is not stopped either.
+    const abandon = new AbortController();
+    const follow = AbortSignal.any([abandon.signal, this.closing.signal]);
+    let giveUp: NodeJS.Timeout | undefined;
+    const { runTimeoutMs } = this.deps.limits;
     const timer = setTimeout(() => {
       active.timedOut = true;
       void this.stopRun(runId, turn.user);
-    }, this.deps.limits.runTimeoutMs);
+      giveUp = setTimeout(() => abandon.abort(), Math.min(STOP_GRACE_MS, runTimeoutMs));
+    }, runTimeoutMs);
     try {
-      return await throughOutage(() => relay.follow(runId, { party, onText }), outage);
+      return await throughOutage(
+        () =>
+          relay.follow(runId, {
+            party,
+            signal: follow,
+            onText: (text) => {
+              written = text;
+              onText(text);
+            },
+          }),
+        {
+          ...outage,
+          signal: AbortSignal.any([signal, follow]),
+        },
+      );
     } finally {
       clearTimeout(timer);
+      clearTimeout(giveUp);
     }
   }
 
@@ -268,8 +307,7 @@ export class TurnRunner {
       default: {
         const body = answer ?? shown;
         if (active.timedOut) {
-          const minutes = Math.round(this.deps.limits.runTimeoutMs / 60_000);
-          const message = `The assistant did not finish within ${minutes > 0 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : "the time limit"}, so the run was stopped.`;
+          const message = this.timeoutMessage();
           await this.end(
             turn,
             reply,
@@ -288,6 +326,20 @@ export class TurnRunner {
         );
       }
     }
+  }
+
+  private timeoutMessage(): string {
+    const minutes = Math.round(this.deps.limits.runTimeoutMs / 60_000);
+    const limit = minutes > 0 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : "the time limit";
+    return `The assistant did not finish within ${limit}, so the run was stopped.`;
+  }
+
+  /**
+   * The bot is stopping: no new turn starts, waits and run-following end now, and every
+   * turn not finished by then stays in the store, as it is, for the next start.
+   */
+  shutdown(): void {
+    this.closing.abort();
   }
 
   private async end(
@@ -313,12 +365,45 @@ export class TurnRunner {
   async requestStop(turnId: string, user: string): Promise<void> {
     const active = this.active.get(turnId);
     if (!active) {
-      this.pendingStops.set(turnId, user);
+      await this.stopWaiting(turnId, user);
       return;
     }
     active.stoppedBy ??= user;
     if (active.runId) await this.stopRun(active.runId, user);
     else active.controller.abort();
+  }
+
+  /**
+   * A turn waiting behind an earlier turn of its conversation ends as stopped at once,
+   * without any service call; `run` later finds it finished. One that already has a run
+   * (resumed after a restart) has the run stopped and is followed to its end as usual.
+   */
+  private async stopWaiting(turnId: string, user: string): Promise<void> {
+    const turn = this.deps.turns.byId(turnId);
+    if (!turn || turn.state === "finished") return;
+    if (turn.runId) {
+      this.pendingStops.set(turnId, user);
+      await this.stopRun(turn.runId, user);
+      return;
+    }
+    // Recorded before any await, so a `run` starting meanwhile sees the turn finished.
+    this.deps.turns.update(turn.id, { state: "finished", outcome: "stopped" });
+    const view: ReplyView = { body: "", phase: { kind: "stopped", by: user }, notes: turn.notes };
+    await this.end(turn, this.replyFor(turn), view, "stopped");
+  }
+
+  private replyFor(turn: Turn): Reply {
+    const { turns } = this.deps;
+    return this.deps.replies.reply(
+      {
+        turnId: turn.id,
+        team: turn.team,
+        channel: turn.channel,
+        threadTs: turn.threadTs,
+        parts: turn.replyParts,
+      },
+      (parts) => turns.update(turn.id, { replyParts: parts, replyTs: parts[0] ?? null }),
+    );
   }
 
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */

@@ -1,9 +1,31 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
-/** The bot's Prometheus metrics, on a registry of its own (no global state). */
+/** Live figures read at scrape time, so a gauge is never staler than the scrape itself. */
+export interface GaugeSources {
+  /** Calls waiting for the service budget, per budget kind (run_start, request). */
+  serviceQueues(): { kind: string; queued: number }[];
+  /** Replies with an edit waiting for the Slack budget. */
+  pendingEdits(): number;
+  /** Conversations with a turn being worked on or waiting. */
+  activeConversations(): number;
+}
+
+/** Label values that exist from the start, so dashboards see 0 rather than no series. */
+const OUTCOMES = ["completed", "failed", "stopped", "error"] as const;
+const RUN_STATUSES = ["completed", "failed", "canceled"] as const;
+const EDIT_KINDS = ["interim", "final"] as const;
+const SLACK_METHODS = ["chat.update", "chat.postMessage"] as const;
+
+/**
+ * The bot's Prometheus metrics, on a registry of its own (no global state). Default
+ * process metrics carry the `bridge_` prefix (`bridge_process_resident_memory_bytes`,
+ * `bridge_process_cpu_seconds_total`, …).
+ */
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "bridge_" });
+  let sources: GaugeSources | undefined;
+
   const m = {
     registry,
     turns: new Counter({
@@ -37,13 +59,13 @@ export function createMetrics() {
     }),
     edits: new Counter({
       name: "bridge_slack_edits_total",
-      help: "chat.update calls made, by kind (interim, final).",
+      help: "chat.update calls that landed, by kind (interim, final).",
       labelNames: ["kind"] as const,
       registers: [registry],
     }),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",
-      help: "From the question's arrival to the first answer text the bot sent to Slack.",
+      help: "From the question's arrival to the first answer text the bot handed to Slack.",
       buckets: [0.25, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],
     }),
@@ -52,18 +74,45 @@ export function createMetrics() {
       help: "Calls waiting for the service budget, by kind.",
       labelNames: ["kind"] as const,
       registers: [registry],
+      collect() {
+        for (const lane of sources?.serviceQueues() ?? [])
+          this.set({ kind: lane.kind }, lane.queued);
+      },
     }),
     pendingEdits: new Gauge({
       name: "bridge_slack_pending_edits",
       help: "Replies with an edit waiting for the Slack budget.",
       registers: [registry],
+      collect() {
+        if (sources) this.set(sources.pendingEdits());
+      },
     }),
     activeConversations: new Gauge({
       name: "bridge_active_conversations",
       help: "Conversations with a turn being worked on or waiting.",
       registers: [registry],
+      collect() {
+        if (sources) this.set(sources.activeConversations());
+      },
     }),
+    peakRss: new Gauge({
+      name: "bridge_process_peak_resident_memory_bytes",
+      help: "Largest resident set size the process has had, in bytes (getrusage maxrss).",
+      registers: [registry],
+      collect() {
+        // maxRSS is in kilobytes.
+        this.set(process.resourceUsage().maxRSS * 1024);
+      },
+    }),
+    /** Tells the gauges where to read their figures; call once the parts exist. */
+    watch(next: GaugeSources): void {
+      sources = next;
+    },
   };
+  for (const outcome of OUTCOMES) m.turns.inc({ outcome }, 0);
+  for (const status of RUN_STATUSES) m.runs.inc({ status }, 0);
+  for (const kind of EDIT_KINDS) m.edits.inc({ kind }, 0);
+  for (const method of SLACK_METHODS) m.slackRateLimited.inc({ method }, 0);
   return m;
 }
 

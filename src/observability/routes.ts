@@ -4,6 +4,8 @@ import type { Metrics } from "./metrics.js";
 export interface Readiness {
   /** Name → check; each resolves true when that dependency is fine. */
   checks: Record<string, () => Promise<boolean> | boolean>;
+  /** A check that has not answered after this long counts as failed, ms; default 3_000. */
+  timeoutMs?: number;
 }
 
 export interface OpsRoute {
@@ -12,10 +14,34 @@ export interface OpsRoute {
   handler: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 }
 
-/** `/healthz` (the process lives), `/readyz` (it can do its work), `/metrics` (Prometheus). */
+/** One check's verdict: false when it threw, said no, or did not answer in time. */
+async function verdict(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve().then(check),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `/healthz` (the process lives), `/readyz` (it can do its work: 200 or 503 with each
+ * check's verdict as JSON), `/metrics` (Prometheus text format).
+ */
 export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
+  const timeoutMs = readiness.timeoutMs ?? 3_000;
   const json = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { "content-type": "application/json" });
+    res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
     res.end(JSON.stringify(body));
   };
   return [
@@ -24,18 +50,14 @@ export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
       path: "/readyz",
       method: "GET",
       handler: async (_req, res) => {
-        const results: Record<string, boolean> = {};
-        await Promise.all(
-          Object.entries(readiness.checks).map(async ([name, check]) => {
-            try {
-              results[name] = await check();
-            } catch {
-              results[name] = false;
-            }
-          }),
+        const entries = await Promise.all(
+          Object.entries(readiness.checks).map(
+            async ([name, check]) => [name, await verdict(check, timeoutMs)] as const,
+          ),
         );
-        const ready = Object.values(results).every(Boolean);
-        json(res, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks: results });
+        const checks = Object.fromEntries(entries);
+        const ready = entries.every(([, ok]) => ok);
+        json(res, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks });
       },
     },
     {

@@ -239,6 +239,7 @@ export class ServiceHttp {
           // Everyone sharing the budget waits too: the service would refuse them as well.
           this.#budget.pauseUntil(this.#user, req.kind, this.#now() + delayMs);
         }
+        if (error instanceof RateLimitedError) reportQueued(opts, delayMs);
         try {
           await this.#sleep(delayMs, opts.signal);
         } catch {
@@ -321,6 +322,18 @@ async function waitForTurn(
     throw err;
   } finally {
     unsubscribe();
+  }
+}
+
+/**
+ * A 429 puts the caller back in line for `waitMs`: it is told so, like a wait in the budget,
+ * so that a reply can show "queued" instead of a start that seems stuck.
+ */
+function reportQueued(opts: CallOptions, waitMs: number): void {
+  try {
+    opts.onQueued?.({ position: 0, expectedWaitMs: waitMs });
+  } catch {
+    // An observer's failure must not change the outcome of the request.
   }
 }
 

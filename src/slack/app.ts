@@ -58,6 +58,7 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
       receiver,
       logger: options.logger,
       clientOptions,
+      deferInitialization: true,
     });
   }
   if (!options.signingSecret) throw new Error("SLACK_SIGNING_SECRET is required in HTTP mode.");
@@ -75,7 +76,28 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     receiver,
     logger: options.logger,
     clientOptions,
+    // Bolt would otherwise call auth.test from its constructor, where a failure becomes an
+    // unhandled rejection that kills the process with a stack trace; `verifySlackToken`
+    // runs it at start instead, where it can fail with one clear sentence.
+    deferInitialization: true,
   });
+}
+
+/**
+ * Checks the bot token with Slack (auth.test) and finishes Bolt's initialization. Fails
+ * with a message naming the variable and what Slack said, never the token itself.
+ */
+export async function verifySlackToken(app: BoltApp, apiUrl: string): Promise<void> {
+  try {
+    await app.init();
+  } catch (error) {
+    const code = (error as { code?: unknown; data?: { error?: unknown } }).data?.error;
+    if (typeof code === "string") {
+      throw new Error(`Slack refused SLACK_BOT_TOKEN (${code}). Check the bot token of your app.`);
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Could not reach Slack at ${apiUrl} to check SLACK_BOT_TOKEN: ${reason}`);
+  }
 }
 
 /** The port an HTTP-mode app listens on after `app.start(port)`. */

@@ -86,11 +86,10 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         if (mine.length === 0) lines.push("You have no answers in progress here.");
         else {
           lines.push(`Your answers in progress here (${mine.length}):`);
+          // A turn waiting behind an earlier one has no reply yet: link its question instead.
           const links = await withDeadline(
             Promise.all(
-              mine.map(({ turn }) =>
-                turn.replyTs ? deps.permalink(key.channel, turn.replyTs) : undefined,
-              ),
+              mine.map(({ turn }) => deps.permalink(key.channel, turn.replyTs ?? turn.messageTs)),
             ),
             1_500,
           );
@@ -98,10 +97,11 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
             const state = running
               ? turn.runId
                 ? "being written"
-                : "starting"
+                : "waiting to start"
               : "queued behind an earlier question";
+            const label = turn.replyTs ? "reply" : "question";
             const link = links?.[i];
-            lines.push(`• ${link ? `<${link}|reply>` : "reply"}: ${state}`);
+            lines.push(`• ${link ? `<${link}|${label}>` : label}: ${state}`);
           });
         }
         await reply(lines.join("\n"));
@@ -116,7 +116,9 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     const user = body.user.id;
     const channel = (body as { channel?: { id?: string } }).channel?.id;
     if (typeof turnId !== "string") return;
-    const result = await deps.bridge.stop(turnId, user);
+    // The action's own channel and team: a turn of another channel is not stopped from here.
+    const team = (body as { team?: { id?: string } | null }).team?.id;
+    const result = await deps.bridge.stop(turnId, user, { team, channel });
     if (result === "stopped" || !channel) return;
     const owner = deps.bridge.ownerOf(turnId);
     const text =

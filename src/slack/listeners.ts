@@ -5,6 +5,18 @@ import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
 
+/** Told, only to the person, when a message of theirs is not queued (too many waiting). */
+export const OVER_LIMIT_NOTE =
+  "You already have several questions waiting for an answer, so this one was not passed on. Please ask it again once those are answered.";
+
+/** Posts a note only the person sees, in the thread of their message. */
+type Whisper = (args: {
+  channel: string;
+  user: string;
+  thread_ts: string;
+  text: string;
+}) => Promise<unknown>;
+
 export interface ListenerDeps {
   bridge: Bridge;
   users: UserDirectory;
@@ -22,6 +34,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     event: unknown,
     teamId: string | undefined,
     botUserId: string | undefined,
+    whisper: Whisper,
   ) => {
     const parsed = parseMessageEvent(event, teamId, botUserId);
     if (parsed.kind === "malformed") {
@@ -40,18 +53,31 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
     const result = deps.bridge.accept({ ...inbound, text });
     deps.onInbound?.(result);
+    if (result === "over_limit") {
+      const { channel, user, threadTs } = inbound;
+      await whisper({ channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE }).catch(
+        (error: unknown) =>
+          deps.logger.warn({ err: errorName(error) }, "could not post the over-limit note"),
+      );
+    }
     deps.logger.debug({ result, channel: inbound.channel, ts: inbound.ts }, "inbound message");
   };
 
-  app.event("app_mention", async ({ event, context, body }) => {
-    await handle(event, teamOf(body, context.teamId), context.botUserId);
+  app.event("app_mention", async ({ event, context, body, client }) => {
+    const whisper: Whisper = (args) => client.chat.postEphemeral(args);
+    await handle(event, teamOf(body, context.teamId), context.botUserId, whisper);
   });
-  app.event("message", async ({ event, context, body }) => {
-    await handle(event, teamOf(body, context.teamId), context.botUserId);
+  app.event("message", async ({ event, context, body, client }) => {
+    const whisper: Whisper = (args) => client.chat.postEphemeral(args);
+    await handle(event, teamOf(body, context.teamId), context.botUserId, whisper);
   });
 }
 
 function teamOf(body: unknown, fallback: string | undefined): string | undefined {
   const teamId = (body as { team_id?: unknown } | undefined)?.team_id;
   return typeof teamId === "string" ? teamId : fallback;
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
 }

@@ -8,6 +8,8 @@ export interface Conversation {
   threadTs: string;
   assistantId: string;
   serviceThreadId: string | null;
+  /** The latest Slack ts of the thread passed on to the service; null: nothing yet. */
+  passedThroughTs: string | null;
 }
 
 export interface ConversationKey {
@@ -23,6 +25,7 @@ interface Row {
   thread_ts: string;
   assistant_id: string;
   service_thread_id: string | null;
+  passed_through_ts: string | null;
 }
 
 const toConversation = (r: Row): Conversation => ({
@@ -32,6 +35,7 @@ const toConversation = (r: Row): Conversation => ({
   threadTs: r.thread_ts,
   assistantId: r.assistant_id,
   serviceThreadId: r.service_thread_id,
+  passedThroughTs: r.passed_through_ts,
 });
 
 export class ConversationStore {
@@ -39,6 +43,7 @@ export class ConversationStore {
   private readonly insertStmt;
   private readonly byIdStmt;
   private readonly setThreadStmt;
+  private readonly passThroughStmt;
 
   constructor(
     db: Db,
@@ -54,6 +59,9 @@ export class ConversationStore {
     );
     this.setThreadStmt = db.prepare(
       "UPDATE conversations SET service_thread_id = ? WHERE id = ? AND service_thread_id IS NULL",
+    );
+    this.passThroughStmt = db.prepare(
+      "UPDATE conversations SET passed_through_ts = ? WHERE id = ?",
     );
   }
 
@@ -75,5 +83,13 @@ export class ConversationStore {
 
   setServiceThread(id: number, serviceThreadId: string): void {
     this.setThreadStmt.run(serviceThreadId, id);
+  }
+
+  /**
+   * Records that the thread was passed on up to `ts`. The caller keeps it moving forward
+   * only (turns of one conversation run one at a time, so there is no race).
+   */
+  setPassedThrough(id: number, ts: string): void {
+    this.passThroughStmt.run(ts, id);
   }
 }

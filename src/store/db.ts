@@ -55,30 +55,56 @@ const MIGRATIONS: readonly string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (team, channel, user)
    );`,
+  // Thread context: how far each conversation has passed its Slack thread on, and the text
+  // a turn posts (composed once, so a retry after a crash posts the very same text).
+  `ALTER TABLE conversations ADD COLUMN passed_through_ts TEXT;
+   ALTER TABLE turns ADD COLUMN service_content TEXT;
+   ALTER TABLE turns ADD COLUMN context_through_ts TEXT;`,
 ];
 
 export class DatabaseOpenError extends Error {
   constructor(path: string, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`Cannot open the database at ${path}: ${reason}`, { cause });
+    super(`Cannot open the database at ${path}: ${reason}${hint(reason)}`, { cause });
     this.name = "DatabaseOpenError";
   }
+}
+
+/** What an operator can do about the usual causes. */
+function hint(reason: string): string {
+  if (/locked|busy/i.test(reason)) {
+    return " (another process holds it: is another copy of the bot running on this file?)";
+  }
+  if (/readonly|read-only|unable to open|EACCES|EROFS|EPERM/i.test(reason)) {
+    return " (check that the file and its folder exist and are writable)";
+  }
+  return "";
 }
 
 /**
  * Opens (creating if needed) the SQLite file, in WAL mode, and brings its schema up to
  * date. Fails with one clear error when the file is locked, read-only or corrupt.
+ *
+ * The connection holds an exclusive lock on the file for as long as it is open: a second
+ * copy of the bot on the same file would resume the same turns and answer them twice, so
+ * it fails at its start instead ("database is locked", after a 5 s wait).
  */
 export function openDatabase(path: string): Db {
+  let db: Db | undefined;
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    const db = new Database(path, { timeout: 5_000 });
+    db = new Database(path, { timeout: 5_000 });
+    // Before WAL: the WAL index then lives in this process's memory, not in a shared file.
+    db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("foreign_keys = ON");
+    // Takes the lock now (it is kept until close), so a conflict shows at start.
+    db.exec("BEGIN EXCLUSIVE; COMMIT;");
     migrate(db);
     return db;
   } catch (error) {
+    db?.close();
     throw new DatabaseOpenError(path, error);
   }
 }

@@ -37,6 +37,13 @@ export interface Turn {
   modelUsed: string | null;
   error: string | null;
   createdAt: number;
+  /**
+   * The text posted to the service: the question with the thread's unseen messages before
+   * it. Null until composed; then fixed, so every retry posts the same text.
+   */
+  serviceContent: string | null;
+  /** The Slack ts the composed text carries the thread up to; null when none was read. */
+  contextThroughTs: string | null;
 }
 
 export interface NewTurn {
@@ -71,6 +78,8 @@ interface Row {
   model_used: string | null;
   error: string | null;
   created_at: number;
+  service_content: string | null;
+  context_through_ts: string | null;
 }
 
 const toTurn = (r: Row): Turn => ({
@@ -94,6 +103,8 @@ const toTurn = (r: Row): Turn => ({
   modelUsed: r.model_used,
   error: r.error,
   createdAt: r.created_at,
+  serviceContent: r.service_content,
+  contextThroughTs: r.context_through_ts,
 });
 
 export class TurnStore {
@@ -102,6 +113,7 @@ export class TurnStore {
   private readonly byMessageStmt;
   private readonly unfinishedStmt;
   private readonly activeByUserStmt;
+  private readonly countByUserStmt;
 
   constructor(
     private readonly db: Db,
@@ -120,6 +132,9 @@ export class TurnStore {
     );
     this.unfinishedStmt = db.prepare<[], Row>(
       "SELECT * FROM turns WHERE state <> 'finished' ORDER BY created_at, rowid",
+    );
+    this.countByUserStmt = db.prepare<[string, string], { n: number }>(
+      "SELECT COUNT(*) AS n FROM turns WHERE team = ? AND user = ? AND state <> 'finished'",
     );
     this.activeByUserStmt = db.prepare<[string, string, string], Row>(
       `SELECT * FROM turns WHERE team = ? AND channel = ? AND user = ? AND state <> 'finished'
@@ -161,6 +176,11 @@ export class TurnStore {
     return this.activeByUserStmt.all(team, channel, user).map(toTurn);
   }
 
+  /** How many turns of this person are unfinished, in every channel of the workspace. */
+  unfinishedCountBy(team: string, user: string): number {
+    return this.countByUserStmt.get(team, user)?.n ?? 0;
+  }
+
   update(
     id: string,
     change: Partial<
@@ -176,6 +196,9 @@ export class TurnStore {
         | "settings"
         | "modelUsed"
         | "error"
+        | "notes"
+        | "serviceContent"
+        | "contextThroughTs"
       >
     >,
   ): void {
@@ -192,6 +215,9 @@ export class TurnStore {
       settings: ["settings", (v) => (v === null ? null : JSON.stringify(v))],
       modelUsed: ["model_used", (v) => v],
       error: ["error", (v) => v],
+      notes: ["notes", (v) => JSON.stringify(v)],
+      serviceContent: ["service_content", (v) => v],
+      contextThroughTs: ["context_through_ts", (v) => v],
     };
     for (const [key, value] of Object.entries(change)) {
       const entry = map[key];

@@ -131,9 +131,26 @@ describe("conversations", () => {
       { content: "two" },
       { content: "three" },
     ]);
-    // One turn at a time: each run started after the previous one ended.
+    // The later questions got a placeholder at once, saying they wait their turn.
+    const [, second, third] = x.slack.replies(CHANNEL, threadTs);
+    expect(x.slack.visibleText(second?.history[0] ?? { text: "" })).toMatch(/Queued — 1 ahead/);
+    expect(x.slack.visibleText(third?.history[0] ?? { text: "" })).toMatch(/Queued — 2 ahead/);
+    // One turn at a time: each run starts after the bot read the previous run's end.
     const runs = x.sim.control.runs();
     expect(runs).toHaveLength(3);
+    const requests = x.sim.control.requests;
+    for (let k = 1; k < runs.length; k++) {
+      const previous = runs[k - 1]?.id ?? "";
+      const lastReadOfPrevious = requests.findLastIndex((r) => r.path === `/v1/run/${previous}`);
+      const startOfThis = requests.findIndex(
+        (r) =>
+          r.method === "POST" &&
+          r.path.endsWith("/runs") &&
+          (r.body as { triggerMessageId?: string }).triggerMessageId === runs[k]?.triggerMessageId,
+      );
+      expect(lastReadOfPrevious).toBeGreaterThan(-1);
+      expect(startOfThis).toBeGreaterThan(lastReadOfPrevious);
+    }
   });
 
   it("answers every DM; a top-level DM starts a new conversation, a thread reply continues it", async () => {

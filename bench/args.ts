@@ -1,0 +1,133 @@
+/** The benchmark's command line: `npm run bench -- --n 1,10 --reps 1`. */
+
+export interface BenchOptions {
+  /** Concurrent conversations per scenario. Default 1, 10, 50, 200. */
+  n: number[];
+  /**
+   * Repetitions per entry of `n`: one number for all, or one per entry. Default 3 each, and 1
+   * from N = 200 up (one such run takes minutes: Slack allows ~50 edits a minute in all).
+   */
+  reps: number[] | undefined;
+  /** Answer lengths are drawn evenly from this range, characters. Default 300–3000. */
+  minChars: number;
+  maxChars: number;
+  /** The simulator's writing speed, tokens (≈ 4-character chunks) per second. Default 50. */
+  tokensPerSecond: number;
+  /**
+   * Run starts per minute, given to the simulator AND the bot. Default 600 (the service's
+   * real limit is 20, which alone would take 10 minutes to start 200 answers).
+   */
+  runStartsPerMinute: number;
+  /** Channels the conversations are spread over (round robin). Default 20. */
+  channels: number;
+  /** People asking (round robin). Default 50. */
+  users: number;
+  /** Questions arrive at this rate, per second. Default 50. */
+  arrivalsPerSecond: number;
+  /** Staleness sampling interval, ms. Default 250. */
+  sampleMs: number;
+  /** Give up on a scenario after this long, ms. Default 900_000. */
+  timeoutMs: number;
+  /** Seed of the answer lengths. Default 1. */
+  seed: number;
+  /** Where the JSON results go. Default bench/results/latest.json. */
+  out: string;
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  n: [1, 10, 50, 200],
+  reps: undefined,
+  minChars: 300,
+  maxChars: 3000,
+  tokensPerSecond: 50,
+  runStartsPerMinute: 600,
+  channels: 20,
+  users: 50,
+  arrivalsPerSecond: 50,
+  sampleMs: 250,
+  timeoutMs: 900_000,
+  seed: 1,
+  out: "bench/results/latest.json",
+};
+
+export class ArgsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ArgsError";
+  }
+}
+
+export const USAGE = `usage: npm run bench -- [--n 1,10,50,200] [--reps 3|3,3,3,1] [--min-chars 300]
+  [--max-chars 3000] [--tokens-per-second 50] [--run-starts-per-minute 600] [--channels 20]
+  [--users 50] [--arrivals-per-second 50] [--sample-ms 250] [--timeout-ms 900000] [--seed 1]
+  [--out bench/results/latest.json]`;
+
+const NUMERIC: Record<string, keyof BenchOptions> = {
+  "--min-chars": "minChars",
+  "--max-chars": "maxChars",
+  "--tokens-per-second": "tokensPerSecond",
+  "--run-starts-per-minute": "runStartsPerMinute",
+  "--channels": "channels",
+  "--users": "users",
+  "--arrivals-per-second": "arrivalsPerSecond",
+  "--sample-ms": "sampleMs",
+  "--timeout-ms": "timeoutMs",
+  "--seed": "seed",
+};
+
+function positive(flag: string, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value <= 0) {
+    throw new ArgsError(`${flag} must be a positive number, got "${raw}"`);
+  }
+  return value;
+}
+
+function counts(flag: string, raw: string): number[] {
+  const values = raw.split(",").map((part) => positive(flag, part));
+  if (values.some((v) => !Number.isInteger(v))) {
+    throw new ArgsError(`${flag} takes whole numbers, got "${raw}"`);
+  }
+  return values;
+}
+
+/** Reads `--flag value` and `--flag=value` pairs; unknown flags are an error. */
+export function parseArgs(argv: readonly string[]): BenchOptions {
+  const options: BenchOptions = { ...DEFAULT_OPTIONS };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.indexOf("=");
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const next = (): string => {
+      if (eq > 0) return arg.slice(eq + 1);
+      const value = argv[++i];
+      if (value === undefined) throw new ArgsError(`${flag} needs a value`);
+      return value;
+    };
+    if (flag === "--n") options.n = counts(flag, next());
+    else if (flag === "--reps") options.reps = counts(flag, next());
+    else if (flag === "--out") options.out = next();
+    else if (flag in NUMERIC) {
+      const key = NUMERIC[flag] as keyof BenchOptions;
+      (options as unknown as Record<string, number>)[key] = positive(flag, next());
+    } else throw new ArgsError(`unknown option ${arg}`);
+  }
+  const reps = options.reps;
+  if (reps !== undefined && reps.length !== 1 && reps.length !== options.n.length) {
+    throw new ArgsError("--reps takes one number, or one per entry of --n");
+  }
+  if (options.minChars > options.maxChars) {
+    throw new ArgsError("--min-chars must not exceed --max-chars");
+  }
+  for (const key of ["channels", "users", "minChars", "maxChars", "seed"] as const) {
+    if (!Number.isInteger(options[key])) throw new ArgsError(`${key} must be a whole number`);
+  }
+  return options;
+}
+
+/** The repetitions for the i-th entry of `n`. */
+export function repsFor(options: BenchOptions, index: number): number {
+  const { reps, n } = options;
+  if (reps === undefined) return (n[index] ?? 0) >= 200 ? 1 : 3;
+  return (reps.length === 1 ? reps[0] : reps[index]) as number;
+}

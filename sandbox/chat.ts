@@ -1,0 +1,222 @@
+/**
+ * The terminal chat: each line the person types is posted in the sandbox thread (or runs a
+ * command), and the thread is shown as Slack shows it, the reply being written updating in
+ * place. Entries settle (scroll up for good) once every answer in flight has finished.
+ */
+import { createInterface } from "node:readline";
+import { tsToMicros } from "../test/support/fake-slack-messages.js";
+import { nextTs } from "../test/support/slack-requests.js";
+import { layout } from "./layout.js";
+import { type ChatScreen, PlainScreen, type TerminalOutput, TerminalScreen } from "./screen.js";
+import { type ChatItem, paragraphOf, stopTurnOf, type ViewContext } from "./thread-view.js";
+import type { Workspace } from "./workspace.js";
+
+export interface ChatOptions {
+  workspace: Workspace;
+  input: NodeJS.ReadableStream;
+  output: TerminalOutput;
+  /** A terminal gets live redraws, colours and the banner; otherwise settled entries only. */
+  terminal: boolean;
+  /** Rows shown first (terminal only). */
+  banner?: string[];
+  /** How often the screen looks for changes in the thread, ms. Default 50. */
+  frameMs?: number;
+  /** A message the bot never took up counts as settled after this long, ms. Default 10 000. */
+  unansweredMs?: number;
+  /** Aborting leaves the chat, as /quit does. */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+export const CHAT_HELP = [
+  "Type a message to ask the assistant; the first one starts a thread, later ones continue it.",
+  "/assistant help     the bot's slash command (stop, status, model, effort, steps)",
+  "/stop               press the [Stop] button of the reply being written",
+  "/quit or Ctrl-D     leave; stops everything the sandbox started",
+];
+
+const keyOf = (item: ChatItem) =>
+  `${item.kind === "person" || item.kind === "reply" ? "m" : "n"}:${item.ts}`;
+
+const byTs = (a: ChatItem, b: ChatItem) => {
+  const diff = tsToMicros(a.ts) - tsToMicros(b.ts);
+  return diff < 0n ? -1 : diff > 0n ? 1 : 0;
+};
+
+/** Runs the chat until the person leaves (/quit, Ctrl-D, end of input, or `signal`). */
+export function runChat(options: ChatOptions): Promise<void> {
+  const { workspace: ws, terminal } = options;
+  const now = options.now ?? Date.now;
+  const ctx: ViewContext = { botUserId: ws.slack.botUserId, userId: ws.user };
+  const rl = createInterface({
+    input: options.input,
+    output: options.output,
+    terminal,
+    prompt: terminal ? "\x1b[1;36myou>\x1b[0m " : "",
+  });
+  const screen: ChatScreen = terminal
+    ? new TerminalScreen(options.output, rl)
+    : new PlainScreen(options.output);
+
+  const notes: ChatItem[] = [];
+  const committed = new Set<string>();
+  const acknowledged = new Map<string, number>();
+  let seenResponses = 0;
+  let seenEphemerals = 0;
+  let sending = 0;
+  let drawn = "";
+  let inputEnded = false;
+  let left = false;
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+
+  const note = (kind: "ephemeral" | "command", text: string) =>
+    notes.push({ kind, ts: nextTs(), text });
+  const sandboxNote = (text: string, error = false) =>
+    notes.push({ kind: "sandbox", ts: nextTs(), text, error });
+
+  const items = (): ChatItem[] => {
+    // Answers that reach the person later: `respond()` posts and chat.postEphemeral.
+    for (const response of ws.slack.responses.slice(seenResponses)) {
+      const text = (response.body as { text?: unknown } | undefined)?.text;
+      if (typeof text === "string") note("ephemeral", text);
+    }
+    seenResponses = ws.slack.responses.length;
+    for (const ephemeral of ws.slack.ephemerals.slice(seenEphemerals)) {
+      const text = (ephemeral as { text?: unknown }).text;
+      if (typeof text === "string") note("ephemeral", text);
+    }
+    seenEphemerals = ws.slack.ephemerals.length;
+    const thread: ChatItem[] = [];
+    const root = ws.threadTs;
+    if (root !== undefined) {
+      for (const m of ws.slack.messages(ws.channel)) {
+        if (m.ts !== root && m.thread_ts !== root) continue;
+        thread.push(
+          m.bot_id === ws.slack.botId
+            ? { kind: "reply", ts: m.ts, text: m.text, ...(m.blocks ? { blocks: m.blocks } : {}) }
+            : { kind: "person", ts: m.ts, text: m.text },
+        );
+      }
+    }
+    return [...thread, ...notes].sort(byTs);
+  };
+
+  const answered = (item: ChatItem): boolean => {
+    if (item.kind !== "person") return true;
+    const turn = ws.turnFor(item.ts);
+    if (turn) return turn.state === "finished";
+    const at = acknowledged.get(item.ts);
+    return at !== undefined && now() - at >= (options.unansweredMs ?? 10_000);
+  };
+
+  const rows = (list: ChatItem[], color: boolean) =>
+    layout(
+      list.map((item) => paragraphOf(item, ctx)),
+      screen.columns,
+      color,
+    );
+
+  const settle = (live: ChatItem[]) => {
+    screen.commit(rows(live, terminal));
+    for (const item of live) committed.add(keyOf(item));
+    drawn = "";
+  };
+
+  const frame = () => {
+    if (left) return;
+    const live = items().filter((item) => !committed.has(keyOf(item)));
+    const busy = sending > 0 || live.some((item) => stopTurnOf(item) !== undefined);
+    if (live.length > 0 && !busy && live.every(answered)) {
+      settle(live);
+      return;
+    }
+    if (inputEnded && live.length === 0 && sending === 0) {
+      leave();
+      return;
+    }
+    if (!terminal) return;
+    const shown = rows(live, true);
+    const signature = `${screen.columns}\n${shown.join("\n")}`;
+    if (signature === drawn) return;
+    drawn = signature;
+    screen.draw(shown);
+  };
+  const timer = setInterval(frame, options.frameMs ?? 50);
+
+  const leave = () => {
+    if (left) return;
+    // The last state of anything still in flight stays on screen.
+    const live = items().filter((item) => !committed.has(keyOf(item)));
+    if (live.length > 0) settle(live);
+    left = true;
+    clearInterval(timer);
+    screen.close();
+    rl.close();
+    done();
+  };
+
+  const send = async (work: () => Promise<void>) => {
+    sending += 1;
+    try {
+      await work();
+    } catch (error) {
+      sandboxNote(`That did not reach the bot: ${(error as Error).message}`, true);
+    } finally {
+      sending -= 1;
+    }
+  };
+
+  const handle = async (text: string) => {
+    if (text === "") return;
+    if (text === "/quit" || text === "/exit") return leave();
+    if (text === "/help") {
+      for (const line of CHAT_HELP) sandboxNote(line);
+      return;
+    }
+    if (text === "/stop") {
+      const live = items().filter((item) => !committed.has(keyOf(item)));
+      const reply = live.findLast((item) => stopTurnOf(item) !== undefined);
+      const turnId = reply && stopTurnOf(reply);
+      if (!reply || !turnId) return sandboxNote("No reply has a Stop button right now.");
+      return send(() => ws.pressStop(turnId, reply.ts));
+    }
+    const command = /^\/assistant(?:\s+([\s\S]*))?$/.exec(text);
+    if (command) {
+      note("command", text);
+      return send(async () => {
+        const ack = await ws.command(command[1] ?? "");
+        if (ack !== undefined) note("ephemeral", ack);
+      });
+    }
+    if (text.startsWith("/")) {
+      const name = text.split(/\s/)[0];
+      return sandboxNote(`${name} is not a command here: try /assistant help, /stop or /quit.`);
+    }
+    return send(async () => {
+      const ts = await ws.say(text);
+      acknowledged.set(ts, now());
+    });
+  };
+
+  rl.on("line", (line) => {
+    if (left) return;
+    screen.entered(line);
+    drawn = "";
+    void handle(line.trim()).finally(frame);
+    frame();
+  });
+  rl.on("SIGINT", leave);
+  rl.on("close", () => {
+    inputEnded = true;
+    if (terminal) leave();
+  });
+  options.signal?.addEventListener("abort", leave, { once: true });
+  if (options.signal?.aborted) leave();
+
+  if (terminal) screen.commit(options.banner ?? []);
+  if (!left) frame();
+  return finished;
+}

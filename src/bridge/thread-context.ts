@@ -1,0 +1,152 @@
+import type { ThreadMessage } from "./ports.js";
+
+/**
+ * The one rule for what a turn passes on to the service besides its question: the people's
+ * messages of the Slack thread the assistant has not seen yet. Pure: thread messages in,
+ * service message text out.
+ *
+ * - Unseen: after the point the conversation has passed on (`passedThrough`; the whole
+ *   thread before the question when nothing was passed on yet) and before the question.
+ * - Never: the bot's own messages, and messages that reach the service as questions of
+ *   their own (`questions`), so nothing is sent twice.
+ * - Over `budgetChars`, the first of those messages and the most recent ones are kept, and
+ *   a line in between says how many were left out.
+ * - With nothing unseen the content is the question alone, exactly as the person wrote it.
+ */
+export interface ThreadContextInput {
+  /** The person's question, already readable and trimmed. */
+  question: string;
+  /** The asker's display name, which labels the question. */
+  askerName: string;
+  /** The thread's messages (any order; they are sorted by ts). */
+  messages: readonly ThreadMessage[];
+  /** The question's own ts: messages from then on are not context. */
+  questionTs: string;
+  /** The latest ts the conversation has passed on (exclusive); null: nothing yet. */
+  passedThrough: string | null;
+  /** ts of messages that reach the service as questions of their own. */
+  questions: ReadonlySet<string>;
+  /** Most characters the earlier messages may take, marker line included; 0 passes none. */
+  budgetChars: number;
+}
+
+export interface ThreadContext {
+  /** The text to post to the service. */
+  content: string;
+  /** How many earlier messages the content carries. */
+  included: number;
+  /** How many unseen messages the budget left out. */
+  leftOut: number;
+}
+
+/**
+ * Separates the thread's messages from the question. Every message line starts with its
+ * author's name or an indent, so the bare rule cannot be mistaken for part of one.
+ */
+export const QUESTION_RULE = "---";
+
+/** Compares two Slack ts values ("1700000000.000100") exactly, as numbers. */
+export function compareTs(a: string, b: string): number {
+  const [aSec = "0", aFrac = ""] = a.split(".");
+  const [bSec = "0", bFrac = ""] = b.split(".");
+  if (aSec.length !== bSec.length) return aSec.length - bSec.length;
+  if (aSec !== bSec) return aSec < bSec ? -1 : 1;
+  const af = aFrac.padEnd(6, "0");
+  const bf = bFrac.padEnd(6, "0");
+  return af === bf ? 0 : af < bf ? -1 : 1;
+}
+
+/** The messages of the thread the assistant has not seen, oldest first. */
+export function unseenMessages(
+  input: Pick<ThreadContextInput, "messages" | "questionTs" | "passedThrough" | "questions">,
+): ThreadMessage[] {
+  const { questionTs, passedThrough, questions } = input;
+  return input.messages
+    .filter(
+      (m) =>
+        !m.bySelf &&
+        !questions.has(m.ts) &&
+        compareTs(m.ts, questionTs) < 0 &&
+        (passedThrough === null || compareTs(m.ts, passedThrough) > 0) &&
+        (m.text.trim() !== "" || m.files.length > 0),
+    )
+    .sort((a, b) => compareTs(a.ts, b.ts));
+}
+
+/** One message as a line (continuation lines indented, so each message starts a line). */
+export function renderMessage(message: ThreadMessage): string {
+  const text = message.text
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n")
+    .trim();
+  const files = message.files.map((name) => `[file: ${name}]`).join(" ");
+  const body = [text, files].filter((part) => part !== "").join(text.includes("\n") ? "\n" : " ");
+  return `${message.author}: ${body.replace(/\n/g, "\n  ")}`;
+}
+
+const leftOutLine = (count: number) => `[… ${count} message${count === 1 ? "" : "s"} left out …]`;
+
+/** Cuts a rendered message to `max` characters, saying so. */
+function cut(line: string, max: number): string {
+  if (line.length <= max) return line;
+  const mark = " […]";
+  return `${line.slice(0, Math.max(0, max - mark.length)).trimEnd()}${mark}`;
+}
+
+/**
+ * The earlier messages as lines within `budget` characters (newlines between lines
+ * counted): all of them when they fit; otherwise the first (cut to a quarter of the budget),
+ * a left-out line, and as many of the most recent as fit (each cut to half the budget).
+ */
+export function fitToBudget(
+  messages: readonly ThreadMessage[],
+  budget: number,
+): { lines: string[]; included: number; leftOut: number } {
+  if (budget <= 0 || messages.length === 0) {
+    return { lines: [], included: 0, leftOut: messages.length };
+  }
+  const rendered = messages.map(renderMessage);
+  const size = (lines: string[]) => lines.reduce((n, l) => n + l.length, 0) + lines.length - 1;
+  if (size(rendered) <= budget) {
+    return { lines: rendered, included: rendered.length, leftOut: 0 };
+  }
+  const first = cut(rendered[0] as string, Math.floor(budget / 4));
+  const marker = leftOutLine(rendered.length);
+  let room = budget - first.length - 1 - marker.length - 1;
+  const recent: string[] = [];
+  for (let i = rendered.length - 1; i >= 1; i--) {
+    const line = cut(rendered[i] as string, Math.floor(budget / 2));
+    if (line.length + (recent.length > 0 ? 1 : 0) > room) break;
+    room -= line.length + (recent.length > 0 ? 1 : 0);
+    recent.unshift(line);
+  }
+  const leftOut = rendered.length - 1 - recent.length;
+  const lines = leftOut > 0 ? [first, leftOutLine(leftOut), ...recent] : [first, ...recent];
+  // Only a budget too small for even one cut message gets here: pass none rather than more.
+  if (size(lines) > budget) return { lines: [], included: 0, leftOut: messages.length };
+  return { lines, included: 1 + recent.length, leftOut };
+}
+
+/** The service message for a turn: the unseen thread, then the question, clearly apart. */
+export function composeThreadContext(input: ThreadContextInput): ThreadContext {
+  const unseen = unseenMessages(input);
+  const { lines, included, leftOut } = fitToBudget(unseen, input.budgetChars);
+  if (lines.length === 0) return { content: input.question, included: 0, leftOut };
+  const heading =
+    input.passedThrough === null
+      ? "Earlier messages in this Slack thread, oldest first:"
+      : "Messages written in this Slack thread since the last question, oldest first:";
+  const content = [
+    heading,
+    "",
+    ...lines,
+    "",
+    QUESTION_RULE,
+    "",
+    `Question from ${input.askerName}:`,
+    input.question,
+  ].join("\n");
+  return { content, included, leftOut };
+}

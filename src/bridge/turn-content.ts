@@ -1,0 +1,129 @@
+import type { Conversation, ConversationStore } from "../store/conversations.js";
+import type { Turn, TurnStore } from "../store/turns.js";
+import type { ThreadHistory } from "./ports.js";
+import { compareTs, composeThreadContext } from "./thread-context.js";
+import type { BridgeLogger } from "./turn-runner.js";
+
+export interface TurnContentOptions {
+  /** Reads the Slack thread; without it every turn posts its question alone. */
+  history: ThreadHistory | undefined;
+  turns: TurnStore;
+  conversations: ConversationStore;
+  logger: BridgeLogger;
+  /** Most characters of earlier thread messages put before a question; 0 turns it off. */
+  budgetChars: number;
+}
+
+export const HISTORY_NOTE =
+  "I couldn't read this thread's earlier messages, so the assistant saw only your question.";
+
+const leftOutNote = (count: number) =>
+  `This thread is long: ${count} of its earlier message${count === 1 ? " was" : "s were"} left out of what the assistant saw.`;
+
+/**
+ * What a turn posts to the service: its question, with the thread's messages the assistant
+ * has not seen put before it (the rule is `composeThreadContext`). The history is read when
+ * the turn runs — never before the turn is recorded — and the composed text is stored on
+ * the turn, so a retry after a crash posts, and looks for, exactly the same text.
+ */
+export class TurnContent {
+  constructor(private readonly options: TurnContentOptions) {}
+
+  /** The text to post for `turn`: composed on the first call, the stored text after that. */
+  async of(turn: Turn, conversation: Conversation, signal?: AbortSignal): Promise<string> {
+    if (turn.serviceContent !== null) return turn.serviceContent;
+    // Posted before thread context existed (an upgrade mid-turn): keep what was posted.
+    if (turn.postAttempted) return turn.content;
+    const { content, through, notes } = await this.compose(turn, conversation, signal);
+    // Stopped while reading: nothing is posted, so nothing is fixed (nor a note added).
+    if (signal?.aborted) return content;
+    turn.serviceContent = content;
+    turn.contextThroughTs = through;
+    turn.notes = [...turn.notes, ...notes];
+    this.options.turns.update(turn.id, {
+      serviceContent: content,
+      contextThroughTs: through,
+      notes: turn.notes,
+    });
+    return content;
+  }
+
+  /**
+   * After the question reached the service: the conversation has passed its thread on up
+   * to this question, so the next turn starts after it. Without a history read nothing
+   * moves, and the next turn passes on what this one could not.
+   */
+  posted(turn: Turn): void {
+    const through = turn.contextThroughTs;
+    if (through === null) return;
+    const conversation = this.options.conversations.byId(turn.conversationId);
+    const current = conversation?.passedThroughTs ?? null;
+    if (current === null || compareTs(through, current) > 0) {
+      this.options.conversations.setPassedThrough(turn.conversationId, through);
+    }
+  }
+
+  private async compose(
+    turn: Turn,
+    conversation: Conversation,
+    signal: AbortSignal | undefined,
+  ): Promise<{ content: string; through: string | null; notes: string[] }> {
+    const { history, budgetChars, logger } = this.options;
+    const passedThrough = conversation.passedThroughTs;
+    // A question that starts its thread has nothing before it: no need to ask Slack.
+    const startsThread = passedThrough === null && turn.messageTs === turn.threadTs;
+    if (!history || budgetChars <= 0 || startsThread) {
+      return { content: turn.content, through: turn.messageTs, notes: [] };
+    }
+    try {
+      const read = await history.read(
+        {
+          team: turn.team,
+          channel: turn.channel,
+          threadTs: turn.threadTs,
+          after: passedThrough,
+          asker: turn.user,
+        },
+        signal,
+      );
+      const questions = new Set(
+        read.messages.map((m) => m.ts).filter((ts) => this.isQuestion(turn, ts)),
+      );
+      const context = composeThreadContext({
+        question: turn.content,
+        askerName: read.askerName,
+        messages: read.messages,
+        questionTs: turn.messageTs,
+        passedThrough,
+        questions,
+        budgetChars,
+      });
+      logger.debug(
+        { turn: turn.id, included: context.included, leftOut: context.leftOut },
+        "thread context composed",
+      );
+      return {
+        content: context.content,
+        through: turn.messageTs,
+        notes: context.leftOut > 0 ? [leftOutNote(context.leftOut)] : [],
+      };
+    } catch (error) {
+      logger.warn(
+        { turn: turn.id, err: error instanceof Error ? error.message : String(error) },
+        "could not read the thread's history; passing the question on alone",
+      );
+      return { content: turn.content, through: null, notes: [HISTORY_NOTE] };
+    }
+  }
+
+  /**
+   * Whether a thread message reaches the service as a question of its own: this turn's,
+   * one already posted, or one of a turn still to run. A turn that ended before posting
+   * (refused, failed) is context like any other message.
+   */
+  private isQuestion(turn: Turn, ts: string): boolean {
+    if (ts === turn.messageTs) return true;
+    const other = this.options.turns.byMessage(turn.team, turn.channel, ts);
+    return other !== undefined && (other.serviceMessageId !== null || other.state !== "finished");
+  }
+}

@@ -1,0 +1,211 @@
+import { describe, expect, it } from "vitest";
+import type { ThreadMessage } from "../../src/bridge/ports.js";
+import {
+  compareTs,
+  composeThreadContext,
+  fitToBudget,
+  renderMessage,
+  type ThreadContextInput,
+  unseenMessages,
+} from "../../src/bridge/thread-context.js";
+
+const msg = (ts: string, author: string, text: string, extra: Partial<ThreadMessage> = {}) => ({
+  ts,
+  author,
+  text,
+  files: [],
+  bySelf: false,
+  ...extra,
+});
+
+const input = (over: Partial<ThreadContextInput> = {}): ThreadContextInput => ({
+  question: "summarize this thread",
+  askerName: "Alice",
+  messages: [],
+  questionTs: "1700000100.000000",
+  passedThrough: null,
+  questions: new Set(),
+  budgetChars: 12_000,
+  ...over,
+});
+
+describe("compareTs", () => {
+  it("orders Slack ts values as numbers, not as strings", () => {
+    expect(compareTs("1700000000.000100", "1700000000.000099")).toBe(1);
+    expect(compareTs("999999999.900000", "1000000000.000000")).toBeLessThan(0);
+    expect(compareTs("1700000000.1", "1700000000.100000")).toBe(0);
+    expect(compareTs("1700000000.000001", "1700000000.000002")).toBeLessThan(0);
+  });
+});
+
+describe("composeThreadContext", () => {
+  it("puts the thread's earlier messages, oldest first, before the question", () => {
+    const result = composeThreadContext(
+      input({
+        messages: [
+          msg("1700000002.000000", "Bob", "Yes, since 10:00"),
+          msg("1700000001.000000", "Carol", "Has anyone seen the deploy fail?"),
+          msg("1700000003.000000", "Dave", "", { files: ["log.txt", "trace.png"] }),
+          msg("1700000100.000000", "Alice", "@Assistant summarize this thread"),
+        ],
+      }),
+    );
+    expect(result.content).toBe(
+      [
+        "Earlier messages in this Slack thread, oldest first:",
+        "",
+        "Carol: Has anyone seen the deploy fail?",
+        "Bob: Yes, since 10:00",
+        "Dave: [file: log.txt] [file: trace.png]",
+        "",
+        "---",
+        "",
+        "Question from Alice:",
+        "summarize this thread",
+      ].join("\n"),
+    );
+    expect(result).toMatchObject({ included: 3, leftOut: 0 });
+  });
+
+  it("is the question alone when there is nothing unseen", () => {
+    expect(composeThreadContext(input()).content).toBe("summarize this thread");
+    const onlyBot = input({
+      passedThrough: "1700000001.000000",
+      messages: [
+        msg("1700000001.000000", "Carol", "already passed on"),
+        msg("1700000050.000000", "assistant", "", { bySelf: true }),
+      ],
+    });
+    expect(composeThreadContext(onlyBot)).toEqual({
+      content: "summarize this thread",
+      included: 0,
+      leftOut: 0,
+    });
+  });
+
+  it("passes on only what came after the last question, never the bot's or other questions", () => {
+    const result = composeThreadContext(
+      input({
+        passedThrough: "1700000010.000000",
+        questions: new Set(["1700000030.000000"]),
+        messages: [
+          msg("1700000005.000000", "Carol", "old, already passed on"),
+          msg("1700000010.000000", "Alice", "the last question"),
+          msg("1700000011.000000", "Assistant", "the answer", { bySelf: true }),
+          msg("1700000020.000000", "Bob", "I disagree with that"),
+          msg("1700000030.000000", "Bob", "a question of its own"),
+          msg("1700000040.000000", "Carol", "me too"),
+          msg("1700000100.000000", "Alice", "the question itself"),
+          msg("1700000200.000000", "Dave", "after the question"),
+        ],
+      }),
+    );
+    expect(result.content).toBe(
+      [
+        "Messages written in this Slack thread since the last question, oldest first:",
+        "",
+        "Bob: I disagree with that",
+        "Carol: me too",
+        "",
+        "---",
+        "",
+        "Question from Alice:",
+        "summarize this thread",
+      ].join("\n"),
+    );
+  });
+
+  it("passes nothing with a budget of 0", () => {
+    const result = composeThreadContext(
+      input({ budgetChars: 0, messages: [msg("1700000001.000000", "Bob", "hi")] }),
+    );
+    expect(result.content).toBe("summarize this thread");
+  });
+});
+
+describe("renderMessage", () => {
+  it("indents continuation lines so every message starts a line with its author", () => {
+    expect(renderMessage(msg("1.0", "Bob", "first line\r\nsecond line  \n\nfourth"))).toBe(
+      "Bob: first line\n  second line\n  \n  fourth",
+    );
+    expect(renderMessage(msg("1.0", "Bob", "see\nthis", { files: ["a.pdf"] }))).toBe(
+      "Bob: see\n  this\n  [file: a.pdf]",
+    );
+  });
+});
+
+describe("trimming to the budget", () => {
+  const thread = Array.from({ length: 200 }, (_, i) =>
+    msg(
+      `${1700000000 + i}.000000`,
+      i % 2 === 0 ? "Bob" : "Carol",
+      `message number ${i} ${"x".repeat(40)}`,
+    ),
+  );
+
+  it("keeps the first message and the most recent ones, saying how many were left out", () => {
+    const budget = 2_000;
+    const { lines, included, leftOut } = fitToBudget(thread, budget);
+    const joined = lines.join("\n");
+    expect(joined.length).toBeLessThanOrEqual(budget);
+    expect(lines[0]).toBe(renderMessage(thread[0] as ThreadMessage));
+    expect(lines[1]).toBe(`[… ${leftOut} messages left out …]`);
+    expect(lines.at(-1)).toBe(renderMessage(thread[199] as ThreadMessage));
+    // The kept recent ones are the newest, contiguous and in order.
+    const recent = lines.slice(2);
+    expect(recent).toEqual(thread.slice(200 - recent.length).map(renderMessage));
+    expect(included + leftOut).toBe(200);
+    expect(leftOut).toBeGreaterThan(150);
+    // Filled up: one more message would not have fitted.
+    const next = renderMessage(thread[200 - recent.length - 1] as ThreadMessage);
+    expect(joined.length + next.length + 1).toBeGreaterThan(budget);
+  });
+
+  it("says how many were left out in the composed message", () => {
+    const result = composeThreadContext(
+      input({ questionTs: "1800000000.000000", messages: thread, budgetChars: 2_000 }),
+    );
+    expect(result.content).toContain(`[… ${result.leftOut} messages left out …]`);
+    expect(result.content.endsWith("Question from Alice:\nsummarize this thread")).toBe(true);
+  });
+
+  it("cuts a huge message rather than dropping the most recent ones", () => {
+    const big = [
+      msg("1700000001.000000", "Bob", "y".repeat(50_000)),
+      msg("1700000002.000000", "Carol", "z".repeat(50_000)),
+      msg("1700000003.000000", "Eve", "w".repeat(50_000)),
+      msg("1700000004.000000", "Dave", "short and recent"),
+    ];
+    const { lines, leftOut } = fitToBudget(big, 1_000);
+    expect(lines.join("\n").length).toBeLessThanOrEqual(1_000);
+    expect(lines[0]?.startsWith("Bob: yyy")).toBe(true);
+    expect(lines[0]?.endsWith(" […]")).toBe(true);
+    expect(lines[1]).toBe("[… 1 message left out …]");
+    expect(lines[2]?.startsWith("Eve: www")).toBe(true);
+    expect(lines[2]?.endsWith(" […]")).toBe(true);
+    expect(lines.at(-1)).toBe("Dave: short and recent");
+    expect(leftOut).toBe(1);
+  });
+
+  it("keeps everything that fits, with no left-out line", () => {
+    const { lines, leftOut } = fitToBudget(thread.slice(0, 3), 10_000);
+    expect(lines).toHaveLength(3);
+    expect(leftOut).toBe(0);
+  });
+});
+
+describe("unseenMessages", () => {
+  it("drops empty messages and sorts by ts", () => {
+    const out = unseenMessages({
+      messages: [
+        msg("1700000003.000000", "Bob", "b"),
+        msg("1700000002.000000", "Bob", "   "),
+        msg("1700000001.000000", "Bob", "a"),
+      ],
+      questionTs: "1700000100.000000",
+      passedThrough: null,
+      questions: new Set(),
+    });
+    expect(out.map((m) => m.text)).toEqual(["a", "b"]);
+  });
+});
