@@ -34,8 +34,8 @@ export type ReplyPhase =
   | { kind: "working" }
   | { kind: "retrying"; note: string }
   | { kind: "completed"; modelUsed?: string }
-  | { kind: "failed"; error: string }
-  | { kind: "stopped"; by?: string }
+  | { kind: "failed"; error: string; modelUsed?: string }
+  | { kind: "stopped"; by?: string; modelUsed?: string }
   | { kind: "unreachable"; message: string };
 
 export interface ReplyView {

@@ -159,6 +159,10 @@ export function buildReply(input: ReplyInput): ReplyPayload {
         : { type: "context", elements: [mrkdwn(shown)] },
     );
   }
+  // Every finished reply says which model answered: completed ones in their status line,
+  // failed and stopped ones (whose status says what happened) on a small line of their own.
+  const model = (phase.kind === "failed" || phase.kind === "stopped") && phase.modelUsed?.trim();
+  if (model) blocks.push({ type: "context", elements: [mrkdwn(fitLine("Model: ", model))] });
   const noteLines = notes.map((note) => note.trim()).filter((note) => note !== "");
   if (phase.kind !== "continued" && noteLines.length > 0) {
     blocks.push({

@@ -252,10 +252,16 @@ describe("the reply", () => {
 
   it("ends with the run's error when the run fails", async () => {
     const x = await harness();
-    x.sim.control.enqueueAnswer({ text: "Partial words", fail: "tool crashed", failAfterChars: 8 });
+    x.sim.control.enqueueAnswer({
+      text: "Partial words",
+      fail: "tool crashed",
+      failAfterChars: 8,
+      modelUsed: "assistant-flash",
+    });
     const { threadTs } = await x.mention("<@UBOT> fail please");
     const [reply] = await x.settled(CHANNEL, threadTs);
     expect(reply).toContain("tool crashed");
+    expect(reply).toContain("Model: assistant-flash");
     expect(x.slack.replies(CHANNEL, threadTs).every((m) => !hasStopButton(m))).toBe(true);
   });
 
@@ -316,11 +322,16 @@ describe("the reply", () => {
         limits: { runStartsPerMinute: 200 },
       },
       slack: { limits: { "chat.update": 500 } },
-      env: { SLACK_UPDATES_PER_MINUTE: "400", ASSISTANT_RUN_STARTS_PER_MINUTE: "200" },
+      // One person asks all fifty: the per-person cap (default 5) is raised to let them.
+      env: {
+        SLACK_UPDATES_PER_MINUTE: "400",
+        ASSISTANT_RUN_STARTS_PER_MINUTE: "200",
+        MAX_QUEUED_TURNS_PER_PERSON: "50",
+      },
     });
     const threads = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        x.mention(`<@UBOT> question ${i}`, { channel: `C${i}` }),
+        x.mention(`<@UBOT> question ${i}`, { channel: `C${i}`, user: `U0PERSON${i}` }),
       ),
     );
     await x.slack.waitFor(

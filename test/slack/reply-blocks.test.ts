@@ -282,3 +282,32 @@ describe("buildReply", () => {
     });
   });
 });
+
+describe("the model of a reply that did not complete", () => {
+  it("is named on a small line of its own under a failed or stopped reply", () => {
+    const failed = buildReply({
+      body: "Partial",
+      phase: { kind: "failed", error: "tool crashed", modelUsed: "assistant-max" },
+      turnId: "t1",
+    });
+    expect(statusTexts(failed)).toEqual([
+      ":x: The run failed: tool crashed",
+      "Model: assistant-max",
+    ]);
+    const stopped = buildReply({
+      body: "Partial",
+      phase: { kind: "stopped", by: "U0ALICE", modelUsed: "a<b" },
+      turnId: "t1",
+    });
+    expect(statusTexts(stopped)).toEqual([
+      ":black_square_for_stop: Stopped by <@U0ALICE>.",
+      "Model: a&lt;b",
+    ]);
+    expect(kinds(stopped)).toEqual(["markdown", "context", "context"]);
+  });
+
+  it("is left out when the service did not say", () => {
+    const stopped = buildReply({ body: "x", phase: { kind: "stopped" }, turnId: "t1" });
+    expect(statusTexts(stopped)).toEqual([":black_square_for_stop: Stopped."]);
+  });
+});
