@@ -72,10 +72,12 @@ export function runChat(options: ChatOptions): Promise<void> {
     done = resolve;
   });
 
-  const note = (kind: "ephemeral" | "command", text: string) =>
+  const note = (kind: "ephemeral" | "command", text: string): void => {
     notes.push({ kind, ts: nextTs(), text });
-  const sandboxNote = (text: string, error = false) =>
+  };
+  const sandboxNote = (text: string, error = false): void => {
     notes.push({ kind: "sandbox", ts: nextTs(), text, error });
+  };
 
   const items = (): ChatItem[] => {
     // Answers that reach the person later: `respond()` posts and chat.postEphemeral.
@@ -169,9 +171,8 @@ export function runChat(options: ChatOptions): Promise<void> {
     }
   };
 
-  const handle = async (text: string) => {
-    if (text === "") return;
-    if (text === "/quit" || text === "/exit") return leave();
+  const handle = async (text: string): Promise<void> => {
+    if (text === "" || left) return;
     if (text === "/help") {
       for (const line of CHAT_HELP) sandboxNote(line);
       return;
@@ -201,11 +202,16 @@ export function runChat(options: ChatOptions): Promise<void> {
     });
   };
 
+  // Lines are handled in order, each once the bot has acknowledged the one before (as a
+  // person types after seeing the last answer); leaving does not wait its turn.
+  let handled = Promise.resolve();
   rl.on("line", (line) => {
     if (left) return;
     screen.entered(line);
     drawn = "";
-    void handle(line.trim()).finally(frame);
+    const text = line.trim();
+    if (text === "/quit" || text === "/exit") leave();
+    else handled = handled.then(() => handle(text)).finally(frame);
     frame();
   });
   rl.on("SIGINT", leave);

@@ -38,7 +38,7 @@ export async function say(ws: Workspace, question: string, timeoutMs: number): P
       }),
     ]);
   } catch {
-    const seconds = Math.round(timeoutMs / 1000);
+    const seconds = timeoutMs / 1000;
     return {
       ok: false,
       answer: answerText(replies(), ctx),
@@ -52,7 +52,8 @@ export async function say(ws: Workspace, question: string, timeoutMs: number): P
   const turn = ws.turnFor(ts);
   if (turn?.outcome === "completed") return { ok: true, answer };
   const last = shown.at(-1);
-  const status = last ? statusText(last, ctx) : "";
+  // The first status line says how it ended; later ones (the model) are detail.
+  const status = last ? (statusText(last, ctx).split("\n")[0] ?? "") : "";
   return {
     ok: false,
     answer,

@@ -4,24 +4,24 @@
  * server that is killed afterwards.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const SERVER = `sandbox-test-${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), "sandbox-tmux-"));
+/** A private tmux server: its socket lives (and is removed) with the test's folder. */
+const SOCKET = join(dir, "tmux.sock");
 
 const tmux = (...args: string[]) =>
-  execFileSync("tmux", ["-L", SERVER, "-f", "/dev/null", ...args], { encoding: "utf8" });
+  execFileSync("tmux", ["-u", "-S", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
 
 /** Starts `npm run sandbox -- <flags>` in a new 110×45 terminal that stays after exit. */
 function open(session: string, flags: string[]): void {
   const log = join(dir, `${session}.log`);
-  const command = ["npm", "run", "--silent", "sandbox", "--", ...flags, "--log", log]
-    .map((word) => `'${word.replace(/'/g, `'\\''`)}'`)
-    .join(" ");
+  const words = ["npm", "run", "--silent", "sandbox", "--", ...flags, "--log", log];
+  const command = `${words.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(" ")}; echo "[exited $?]"`;
   tmux(
     "new-session",
     "-d",
@@ -48,25 +48,27 @@ const type = (session: string, text: string) => {
   tmux("send-keys", "-t", session, "-l", text);
   tmux("send-keys", "-t", session, "Enter");
 };
-/** The exit status of the pane's process, once it has ended and tmux has collected it. */
+/** The sandbox's exit status, which the pane's shell prints once it has ended. */
 async function exitStatus(session: string): Promise<string> {
-  let status = "";
-  await until(
-    session,
-    () => {
-      const shown = tmux(
-        "display-message",
-        "-p",
-        "-t",
-        session,
-        "#{pane_dead}|#{pane_dead_status}",
-      );
-      status = /^1\|(\d+)$/.exec(shown.trim())?.[1] ?? "";
-      return status !== "";
-    },
-    "the process to end",
-  );
-  return status;
+  const shown = await until(session, (s) => /\[exited (\d+)\]/.test(s), "the sandbox to end");
+  return /\[exited (\d+)\]/.exec(shown)?.[1] ?? "";
+}
+
+/**
+ * Processes whose command line mentions `text` (Linux /proc), zombies and the tmux server
+ * (whose command line is that of the client that started it) aside.
+ */
+function processesWith(text: string): string[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return !/(^|\/)tmux$/.test(argv[0] ?? "") && argv.some((arg) => arg.includes(text));
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Polls the screen until `holds` is true for it; fails with the screen after `timeoutMs`. */
@@ -163,6 +165,7 @@ describe("npm run sandbox in a terminal", () => {
     const closed = await until("answer", (s) => s.includes("Stopped the bot"), "the goodbye line");
     expect(closed).toContain("Stopped the bot, the Slack stand-in and the simulator.");
     expect(await exitStatus("answer")).toBe("0");
+    expect(processesWith(join(dir, "answer.log"))).toEqual([]);
   }, 60_000);
 
   it("/assistant stop stops the answer being written, and /quit leaves", async () => {
@@ -192,6 +195,7 @@ describe("npm run sandbox in a terminal", () => {
 
     type("stop", "/quit");
     expect(await exitStatus("stop")).toBe("0");
+    expect(processesWith(join(dir, "stop.log"))).toEqual([]);
     expect(screen("stop")).toContain("Stopped the bot, the Slack stand-in and the simulator.");
   }, 60_000);
 });
