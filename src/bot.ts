@@ -273,12 +273,20 @@ export function createBot(config: Config, logger: Logger): Bot {
     async stop(graceMs = config.limits.shutdownGraceMs) {
       // From now on new messages are only recorded; answers being written get the grace.
       bridge.close();
+      // Not ready from the start of the shutdown: a load balancer sends new events elsewhere.
+      slackConnection?.stopped();
       await within(bridge.idle(), graceMs);
       // What is left stops where it is, stored as it is, and resumes at the next start.
       bridge.shutdown();
       await within(bridge.idle(), UNWIND_MS);
-      slackConnection?.stopped();
-      await app.stop().catch(() => undefined);
+      // A client that holds its connection open (a half-sent request) must not hold the exit.
+      await within(
+        app.stop().then(
+          () => undefined,
+          () => undefined,
+        ),
+        UNWIND_MS,
+      );
       await opsServer?.close();
       pacer.close();
       await service.close();

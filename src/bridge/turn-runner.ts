@@ -112,7 +112,7 @@ export class TurnRunner {
       await this.finishRun(turn, active, reply, run, shown);
     } catch (error) {
       if (this.closing.signal.aborted) {
-        logger.info({ turn: turn.id, state: turn.state }, "turn left for the next start");
+        logger.info({ turn: turn.id, run: turn.runId }, "turn left for the next start");
         return;
       }
       const message = active.timedOut ? this.timeoutMessage() : describeFailure(error);
@@ -184,7 +184,7 @@ export class TurnRunner {
         // A post that may have reached the service (a crash or an ambiguous failure after
         // sending) is looked for before posting again: never post a question twice.
         if (turn.postAttempted) {
-          const found = await this.findPosted(tid, content);
+          const found = await this.findPosted(tid, content, turn.conversationId);
           if (found) return found;
         }
         turn.postAttempted = true;
@@ -297,7 +297,11 @@ export class TurnRunner {
           turn,
           reply,
           view(
-            { kind: "failed", error: run.error?.trim() || "the assistant reported an error" },
+            {
+              kind: "failed",
+              error: run.error?.trim() || "the assistant reported an error",
+              ...model(run),
+            },
             answer ?? "",
           ),
           "failed",
@@ -320,7 +324,7 @@ export class TurnRunner {
         await this.end(
           turn,
           reply,
-          view({ kind: "stopped", ...by(active) }, body),
+          view({ kind: "stopped", ...by(active), ...model(run) }, body),
           "stopped",
           run.status,
         );
@@ -415,12 +419,22 @@ export class TurnRunner {
     }
   }
 
-  private async findPosted(threadId: string, content: string): Promise<string | undefined> {
+  /**
+   * This turn's message, if an earlier attempt posted it: the newest user message with the
+   * same content that comes after every message earlier turns of the conversation posted
+   * (the same question asked twice must not be taken for the earlier one).
+   */
+  private async findPosted(
+    threadId: string,
+    content: string,
+    conversationId: number,
+  ): Promise<string | undefined> {
+    const claimed = this.deps.turns.serviceMessageIds(conversationId);
     const messages = await this.deps.service.listMessages(threadId);
     for (let i = messages.length - 1; i >= 0; i--) {
       const message = messages[i];
-      if (message && message.content === content && (message.role ?? "user") === "user")
-        return message.id;
+      if (!message || claimed.has(message.id)) return undefined;
+      if (message.content === content && (message.role ?? "user") === "user") return message.id;
     }
     return undefined;
   }
@@ -451,6 +465,7 @@ export class TurnRunner {
 }
 
 const by = (active: ActiveTurn) => (active.stoppedBy ? { by: active.stoppedBy } : {});
+const model = (run: Run) => (run.modelUsed ? { modelUsed: run.modelUsed } : {});
 
 function describeFailure(error: unknown): string {
   if (error instanceof RunAbandoned) return "The answer was abandoned.";

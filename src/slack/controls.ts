@@ -86,7 +86,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         if (mine.length === 0) lines.push("You have no answers in progress here.");
         else {
           lines.push(`Your answers in progress here (${mine.length}):`);
-          // A turn waiting behind an earlier one has no reply yet: link its question instead.
+          // A turn whose placeholder could not be posted has no reply: link its question instead.
           const links = await withDeadline(
             Promise.all(
               mine.map(({ turn }) => deps.permalink(key.channel, turn.replyTs ?? turn.messageTs)),

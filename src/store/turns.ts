@@ -114,6 +114,7 @@ export class TurnStore {
   private readonly unfinishedStmt;
   private readonly activeByUserStmt;
   private readonly countByUserStmt;
+  private readonly messageIdsStmt;
 
   constructor(
     private readonly db: Db,
@@ -132,6 +133,10 @@ export class TurnStore {
     );
     this.unfinishedStmt = db.prepare<[], Row>(
       "SELECT * FROM turns WHERE state <> 'finished' ORDER BY created_at, rowid",
+    );
+    this.messageIdsStmt = db.prepare<[number], { id: string }>(
+      `SELECT service_message_id AS id FROM turns
+       WHERE conversation_id = ? AND service_message_id IS NOT NULL`,
     );
     this.countByUserStmt = db.prepare<[string, string], { n: number }>(
       "SELECT COUNT(*) AS n FROM turns WHERE team = ? AND user = ? AND state <> 'finished'",
@@ -174,6 +179,11 @@ export class TurnStore {
   /** A person's unfinished turns in one channel, oldest first. */
   activeFor(team: string, channel: string, user: string): Turn[] {
     return this.activeByUserStmt.all(team, channel, user).map(toTurn);
+  }
+
+  /** The service messages the turns of a conversation have posted (and recorded). */
+  serviceMessageIds(conversationId: number): Set<string> {
+    return new Set(this.messageIdsStmt.all(conversationId).map((r) => r.id));
   }
 
   /** How many turns of this person are unfinished, in every channel of the workspace. */

@@ -113,8 +113,12 @@ describe("/assistant stop", () => {
       ended(x, CHANNEL, first.threadTs),
       ended(x, CHANNEL, second.threadTs),
     ]);
-    expect(a).toEqual([`alpha partial\n:black_square_for_stop: Stopped by <@${USER}>.`]);
-    expect(b).toEqual([`beta partial\n:black_square_for_stop: Stopped by <@${USER}>.`]);
+    expect(a).toEqual([
+      `alpha partial\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
+    ]);
+    expect(b).toEqual([
+      `beta partial\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
+    ]);
     const stoppedRuns = runs.slice(0, 2).map((r) => r.id);
     expect(
       stops(x)
@@ -168,7 +172,7 @@ describe("the Stop button", () => {
     const byAlice = await x.pressStop({ turnId: turnId ?? "", user: USER, messageTs: reply.ts });
     expect(byAlice.status).toBe(200);
     expect(await x.settled(CHANNEL, threadTs)).toEqual([
-      `written so far\n:black_square_for_stop: Stopped by <@${USER}>.`,
+      `written so far\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
     ]);
     expect(stops(x)).toHaveLength(1);
     expect(x.sim.control.runs()[0]?.status).toBe("canceled");
@@ -179,6 +183,25 @@ describe("the Stop button", () => {
     await x.slack.waitFor((s) => s.ephemerals.length === 2);
     expect(x.slack.ephemerals[1]?.text).toBe("This answer has already finished.");
     expect(stops(x)).toHaveLength(1);
+  });
+});
+
+describe("after a restart", () => {
+  it("the Stop button of an answer begun before it still stops that run", async () => {
+    const x = await harness();
+    const { threadTs } = await askHanging(x, "begun before");
+    await x.slack.waitFor((s) =>
+      (s.threadTranscript(CHANNEL, threadTs)[0] ?? "").includes("begun"),
+    );
+    const reply = lastReply(x, CHANNEL, threadTs);
+    await x.restart();
+    expect(await ephemeralCommand(x, "status")).toContain("being written");
+    await x.pressStop({ turnId: stopTurnId(reply) ?? "", user: USER, messageTs: reply.ts });
+    expect(await x.settled(CHANNEL, threadTs)).toEqual([
+      `begun before\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
+    ]);
+    expect(runStarts(x)).toHaveLength(1);
+    expect(x.sim.control.runs()[0]?.status).toBe("canceled");
   });
 });
 
@@ -259,7 +282,7 @@ describe("a stop of a queued turn", () => {
     });
     const transcript = await x.settled(CHANNEL, threadTs, 2);
     expect(transcript).toEqual([
-      `first answer\n:black_square_for_stop: Stopped by <@${USER}>.`,
+      `first answer\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
       `:black_square_for_stop: Stopped by <@${USER}>.`,
     ]);
     expect(messagePosts(x).map((p) => p.body)).toEqual([{ content: "first answer?" }]);
@@ -278,7 +301,7 @@ describe("a stop of a queued turn", () => {
     const transcript = await x.settled(CHANNEL, threadTs, 2);
     // One message per turn: the placeholder ends stopped, no second message beside it.
     expect(transcript).toEqual([
-      `running\n:black_square_for_stop: Stopped by <@${USER}>.`,
+      `running\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
       `:black_square_for_stop: Stopped by <@${USER}>.`,
     ]);
     expect(messagePosts(x).map((p) => p.body)).toEqual([{ content: "running?" }]);
@@ -334,7 +357,9 @@ describe("settings", () => {
       messageTs: running?.ts ?? "",
     });
     const transcript = await x.settled(CHANNEL, threadTs, 2);
-    expect(transcript[0]).toBe(`first\n:black_square_for_stop: Stopped by <@${USER}>.`);
+    expect(transcript[0]).toBe(
+      `first\n:black_square_for_stop: Stopped by <@${USER}>.\nModel: assistant-standard`,
+    );
     expect(transcript[1]).toContain("Answered by assistant-max");
     const bodies = runStarts(x).map((r) => r.body as Record<string, unknown>);
     expect(bodies).toEqual([

@@ -124,9 +124,7 @@ describe("the bot killed and started again", () => {
     expect(listed.length).toBeGreaterThan(0);
     const [thread] = sim.control.threads();
     const [message] = sim.control.messages(thread?.id ?? "");
-    expect((runStarts()[0]?.body as { triggerMessageId?: string }).triggerMessageId).toBe(
-      message?.id,
-    );
+    expect(runStarts()[0]?.body).toEqual({ triggerMessageId: message?.id });
   });
 
   it("posts the reply after a restart when the bot died before its placeholder", async () => {

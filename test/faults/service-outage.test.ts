@@ -40,7 +40,7 @@ describe("the assistant service in trouble", () => {
   it("says it keeps trying through 500s and resets, then completes with one message and one run", async () => {
     h = await startHarness({ env: { SERVICE_OUTAGE_SECONDS: "60" } });
     const { control } = h.sim;
-    control.failRequests({ count: 2, status: 500, method: "POST", pathPattern: /^\/v1\/thread$/ });
+    control.failRequests({ count: 1, status: 500, method: "POST", pathPattern: /^\/v1\/thread$/ });
     control.failRequests({
       count: 1,
       status: "reset",
@@ -57,7 +57,27 @@ describe("the assistant service in trouble", () => {
     expect(transcript[0]).not.toContain(KEEPS_TRYING);
     expect(control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
     const failed = control.requests.filter((r) => r.status >= 500 || r.status === 0);
-    expect(failed).toHaveLength(6);
+    expect(failed).toHaveLength(5);
+  });
+
+  it("posts a repeated question again after a reset, not taking it for the earlier one", async () => {
+    h = await startHarness();
+    const { control } = h.sim;
+    control.enqueueAnswer({ text: "First answer." });
+    const { threadTs } = await h.mention("<@UBOT> same question?");
+    await h.settled(CHANNEL, threadTs);
+    // The repeat's first post is cut off before the service stores it: the bot must look,
+    // find only the earlier (already answered) message, and post the repeat.
+    control.failRequests({ count: 1, status: "reset", method: "POST", pathPattern: /\/messages$/ });
+    control.enqueueAnswer({ text: "Second answer." });
+    await h.message({ text: "same question?", thread_ts: threadTs });
+    const transcript = await h.settled(CHANNEL, threadTs, 2, 20_000);
+    expect(transcript[1]).toContain("Second answer.");
+    expect(control.counts()).toEqual({ threads: 1, messages: 2, runs: 2 });
+    const [thread] = control.threads();
+    const questions = control.messages(thread?.id ?? "").filter((m) => m.role === "user");
+    const triggers = control.runs().map((r) => r.triggerMessageId);
+    expect(triggers).toEqual(questions.map((m) => m.id));
   });
 
   it("tells the person while the service refuses connections, and answers once it is back", async () => {
@@ -76,7 +96,7 @@ describe("the assistant service in trouble", () => {
   });
 
   it("ends with a clear error when the service stays down past SERVICE_OUTAGE_SECONDS", async () => {
-    h = await startHarness({ env: { SERVICE_OUTAGE_SECONDS: "2" } });
+    h = await startHarness({ env: { SERVICE_OUTAGE_SECONDS: "1" } });
     h.sim.control.failRequests({ count: 1_000, status: 500 });
     const { threadTs } = await h.mention("<@UBOT> still down?");
     const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);

@@ -6,7 +6,11 @@
  * logs JSON lines on stdout; its port is read from the "assistant bridge started" line.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   appMention,
   type BotResponse,
@@ -23,6 +27,9 @@ export const CHILD_SERVICE_TOKEN = "child-service-token-654";
 export const CHILD_ASSISTANT_ID = "asst-child";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const MAIN = join(ROOT, "src", "main.ts");
+/** tsx's loader by absolute URL: the child runs in an empty folder (no `.env` is read there). */
+const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx")).href;
 
 export interface ChildBotEnv {
   slackApiUrl: string;
@@ -95,8 +102,8 @@ export async function startChildBot(env: Record<string, string>): Promise<ChildB
 
 /** Spawns the child without waiting for it to listen (`url` is empty until then). */
 export function spawnChildBot(env: Record<string, string>): ChildBot {
-  const proc: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
+  const proc: ChildProcess = spawn(process.execPath, ["--import", TSX, MAIN], {
+    cwd: mkdtempSync(join(tmpdir(), "child-bot-")),
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Bridge } from "../../src/bridge/bridge.js";
+import type { Inbound } from "../../src/bridge/inbound.js";
+import type { ReplySink } from "../../src/bridge/ports.js";
+import { Relay } from "../../src/bridge/relay.js";
+import { TurnRunner } from "../../src/bridge/turn-runner.js";
+import { ServiceBudget } from "../../src/service/budget.js";
+import { ServiceClient } from "../../src/service/client.js";
+import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
+import { ConversationStore } from "../../src/store/conversations.js";
+import { openDatabase } from "../../src/store/db.js";
+import { SettingsStore } from "../../src/store/settings.js";
+import { TurnStore } from "../../src/store/turns.js";
+import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
+import { appMention } from "../support/slack-requests.js";
+
+let h: Harness | undefined;
+let sim: RunningSimulator | undefined;
+let client: ServiceClient | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  await client?.close();
+  await sim?.close();
+  h = undefined;
+  client = undefined;
+  sim = undefined;
+});
+
+const FLOODER = "U0FLOOD";
+const OTHER = "U0OTHER";
+
+describe("one person flooding the bot", () => {
+  it("gets a note past MAX_QUEUED_TURNS_PER_PERSON, and the others are still served", async () => {
+    h = await startHarness({ env: { MAX_QUEUED_TURNS_PER_PERSON: "2" } });
+    h.sim.control.setDefaultAnswer({ text: "Thinking for ever", hang: true });
+    await h.mention("<@UBOT> one", { user: FLOODER });
+    await h.mention("<@UBOT> two", { user: FLOODER });
+    const third = await h.mention("<@UBOT> three", { user: FLOODER });
+    const other = await h.mention("<@UBOT> my turn?", { user: OTHER });
+    const x = h;
+    await x.slack.waitFor(() => x.sim.control.counts().runs === 3);
+    await x.slack.waitFor((s) => s.ephemerals.length === 1);
+
+    expect(x.slack.ephemerals).toEqual([
+      expect.objectContaining({
+        channel: CHANNEL,
+        user: FLOODER,
+        thread_ts: third.threadTs,
+        text: OVER_LIMIT_NOTE,
+      }),
+    ]);
+    expect(x.slack.replies(CHANNEL, third.threadTs)).toEqual([]);
+    expect(x.slack.replies(CHANNEL, other.threadTs)).toHaveLength(1);
+    const posted = x.serviceRequests("POST", /\/messages$/).map((r) => r.body);
+    expect(posted).toHaveLength(3);
+    expect(posted).not.toContainEqual({ content: "three" });
+    // A Slack retry of the refused message is not answered later either.
+    const retry = appMention({
+      channel: CHANNEL,
+      user: FLOODER,
+      text: "<@UBOT> three",
+      ts: third.ts,
+    });
+    expect((await x.post("event", retry, { retryNum: 1 })).status).toBe(200);
+    expect(x.logs.some((l) => l.includes('"result":"duplicate"'))).toBe(true);
+    expect(x.slack.ephemerals).toHaveLength(1);
+    expect(x.sim.control.counts().messages).toBe(3);
+  });
+});
+
+describe("the service budget shared between people", () => {
+  it("starts another person's run before the flooder's queue of ten drains", async () => {
+    // Two run starts per 400 ms on both sides: the budget, not the service, makes them wait.
+    const limits = { runStartsPerMinute: 2, windowMs: 400 };
+    sim = await startSimulator({
+      queueDelayMs: 0,
+      answer: { tokensPerSecond: Number.POSITIVE_INFINITY },
+      limits,
+    });
+    client = new ServiceClient({
+      baseUrl: sim.url,
+      token: "fair-token",
+      budget: new ServiceBudget(limits),
+    });
+    const db = openDatabase(":memory:");
+    const conversations = new ConversationStore(db);
+    const turns = new TurnStore(db);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const replies: ReplySink = {
+      reply: () => ({ open: async () => {}, show: () => {}, finish: async () => {} }),
+    };
+    const runner = new TurnRunner({
+      service: client,
+      relay: new Relay(client, { pollIntervalMs: 50 }),
+      turns,
+      conversations,
+      settings: new SettingsStore(db),
+      replies,
+      logger: silent,
+      limits: { maxMessageChars: 1_000, runTimeoutMs: 60_000, serviceOutageMs: 60_000 },
+      now: Date.now,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    });
+    const bridge = new Bridge({
+      conversations,
+      turns,
+      runner,
+      logger: silent,
+      assistantFor: () => "asst-fair",
+      maxQueuedPerPerson: 20,
+    });
+    const inbound = (user: string, n: number): Inbound => ({
+      team: "T1",
+      channel: "C1",
+      isDirect: false,
+      threadTs: `100.${String(n).padStart(6, "0")}`,
+      ts: `100.${String(n).padStart(6, "0")}`,
+      user,
+      text: `${user} question ${n}`,
+      hasFiles: false,
+      mentioned: true,
+    });
+    for (let n = 1; n <= 10; n++) expect(bridge.accept(inbound(FLOODER, n))).toBe("accepted");
+    expect(bridge.accept(inbound(OTHER, 11))).toBe("accepted");
+    await bridge.idle();
+
+    const contentOf = new Map(
+      sim.control
+        .threads()
+        .flatMap((t) => sim?.control.messages(t.id) ?? [])
+        .map((m) => [m.id, m.content]),
+    );
+    const order = sim.control
+      .runs()
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+      .map((run) => String(contentOf.get(run.triggerMessageId)).split(" ")[0]);
+    expect(order).toHaveLength(11);
+    const otherAt = order.indexOf(OTHER);
+    expect(otherAt).toBeGreaterThanOrEqual(0);
+    // Round-robin between people: right after the runs that started at once, not eleventh.
+    expect(otherAt).toBeLessThanOrEqual(3);
+    expect(order.slice(otherAt + 1).filter((who) => who === FLOODER).length).toBeGreaterThan(5);
+    expect(turns.unfinished()).toEqual([]);
+    db.close();
+  });
+});

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
+
+let h: Harness | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const ANSWER = Array.from({ length: 30 }, (_, i) => `- point ${i + 1}: keep going`).join("\n");
+
+describe("Slack answering 429 and 500", () => {
+  it("waits out failed posts and edits, and the final text still arrives exactly", async () => {
+    h = await startHarness({ simulator: { answer: { tokensPerSecond: 100 } } });
+    const { slack } = h;
+    slack.failNext("chat.postMessage", { status: 500, count: 1 });
+    slack.failNext("chat.update", { status: 429, retryAfter: 1, count: 2 });
+    slack.failNext("chat.update", { status: 200, error: "internal_error", count: 1 });
+    slack.failNext("chat.update", { status: 500, count: 2 });
+    h.sim.control.enqueueAnswer({ text: ANSWER });
+    const { threadTs } = await h.mention("<@UBOT> through the storm");
+    const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);
+    expect(transcript).toHaveLength(1);
+    expect(transcript[0]).toContain(ANSWER);
+    expect(transcript[0]?.split("point 30")).toHaveLength(2);
+    const failed = slack.calls.filter((c) => !c.ok).map((c) => `${c.method} ${c.status}`);
+    expect(failed).toEqual([
+      "chat.postMessage 500",
+      "chat.update 429",
+      "chat.update 429",
+      "chat.update 200",
+      "chat.update 500",
+      "chat.update 500",
+    ]);
+    expect(slack.callsTo("chat.postMessage").filter((c) => c.ok)).toHaveLength(1);
+    // After a 429 the bot waited for Retry-After before its next edit.
+    const updates = slack.callsTo("chat.update");
+    const limited = updates.findIndex((c) => c.status === 429);
+    const after = updates.slice(limited + 1).find((c) => c.status !== 429);
+    expect((after?.at ?? 0) - (updates[limited]?.at ?? 0)).toBeGreaterThanOrEqual(900);
+    expect(h.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+  });
+});

@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createMetrics } from "../../src/observability/metrics.js";
+import { type OpsServer, startOpsServer } from "../../src/observability/ops-server.js";
+import { opsRoutes, type Readiness } from "../../src/observability/routes.js";
+
+let server: OpsServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(readiness: Readiness, metrics = createMetrics()) {
+  server = await startOpsServer(opsRoutes(metrics, readiness), 0);
+  const base = `http://127.0.0.1:${server.port}`;
+  return async (path: string, method = "GET") => {
+    const response = await fetch(`${base}${path}`, { method });
+    return { status: response.status, text: await response.text() };
+  };
+}
+
+describe("the ops routes on their own server", () => {
+  it("answers /healthz, 404 for an unknown path and 405 for another method", async () => {
+    const get = await serve({ checks: {} });
+    expect(await get("/healthz")).toEqual({ status: 200, text: '{"status":"ok"}' });
+    expect((await get("/healthz?probe=1")).status).toBe(200);
+    expect((await get("/nothing")).status).toBe(404);
+    expect((await get("/healthz", "POST")).status).toBe(405);
+  });
+
+  it("is not ready when a check throws, says no, or does not answer in time", async () => {
+    const get = await serve({
+      timeoutMs: 50,
+      checks: {
+        fine: () => true,
+        says_no: async () => false,
+        throws: () => {
+          throw new Error("broken");
+        },
+        hangs: () => new Promise<boolean>(() => undefined),
+      },
+    });
+    const ready = await get("/readyz");
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(ready.text)).toEqual({
+      status: "not ready",
+      checks: { fine: true, says_no: false, throws: false, hangs: false },
+    });
+  });
+
+  it("reads the gauges at scrape time", async () => {
+    const metrics = createMetrics();
+    let pending = 3;
+    metrics.watch({
+      serviceQueues: () => [
+        { kind: "run_start", queued: 2 },
+        { kind: "request", queued: 0 },
+      ],
+      pendingEdits: () => pending,
+      activeConversations: () => 5,
+    });
+    const get = await serve({ checks: {} }, metrics);
+    let text = (await get("/metrics")).text;
+    expect(text).toContain('bridge_service_queue_length{kind="run_start"} 2');
+    expect(text).toContain("bridge_slack_pending_edits 3");
+    expect(text).toContain("bridge_active_conversations 5");
+    expect(text).toContain('bridge_turns_total{outcome="completed"} 0');
+    pending = 0;
+    text = (await get("/metrics")).text;
+    expect(text).toContain("bridge_slack_pending_edits 0");
+  });
+});
