@@ -3,8 +3,9 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 /**
- * The bot as its own process (`node --import tsx src/main.ts`), so that the memory and CPU
- * it reports on /metrics are its own and not the fakes' that drive it.
+ * The bot as its own process (`node dist/main.js` as `npm start` runs it, or
+ * `node --import tsx src/main.ts`), so that the memory and CPU it reports on /metrics are
+ * its own and not the fakes' that drive it.
  */
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
@@ -13,6 +14,11 @@ const TSX = import.meta.resolve("tsx");
 const OWN = /^(SLACK_|ASSISTANT_|DATABASE_PATH$|PORT$|LOG_LEVEL$|RUN_TIMEOUT|SERVICE_OUTAGE)/;
 
 export interface BotProcessOptions {
+  /**
+   * What to run: a compiled main.js (see compile.ts) under plain node, or, when undefined,
+   * src/main.ts through tsx. Default undefined.
+   */
+  compiledMain?: string;
   /** The bot's settings (contract.md's environment variables); PORT is set to 0 here. */
   env: Record<string, string>;
   /** Working directory; a .env file there would be loaded, so use an empty one. */
@@ -36,7 +42,8 @@ export class BotProcess {
       if (value !== undefined && !OWN.test(key)) env[key] = value;
     }
     Object.assign(env, options.env, { PORT: "0" });
-    const child = spawn(process.execPath, ["--import", TSX, MAIN], {
+    const args = options.compiledMain ? [options.compiledMain] : ["--import", TSX, MAIN];
+    const child = spawn(process.execPath, args, {
       cwd: options.cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -80,7 +87,8 @@ export class BotProcess {
     clearTimeout(timer);
     if (!("port" in outcome)) {
       child.kill("SIGKILL");
-      const why = "exit" in outcome ? `exited with ${outcome.exit}` : `did not start in ${timeoutMs} ms`;
+      const why =
+        "exit" in outcome ? `exited with ${outcome.exit}` : `did not start in ${timeoutMs} ms`;
       throw new Error(`the bot ${why}; last output:\n${tail.join("\n")}`);
     }
     return new BotProcess(child, `http://127.0.0.1:${outcome.port}`, exited, problems);

@@ -21,6 +21,10 @@ export interface RepFigures {
   /** Share of answers shown exactly, 0–1. */
   fidelity: number;
   peakRssMb: number;
+  /** RSS once ready, before the first question, and at the end. */
+  idleRssMb: number;
+  endRssMb: number;
+  endHeapUsedMb: number;
   cpuMsPerAnswer: number;
   unsettled: number;
   meanAnswerChars: number;
@@ -47,6 +51,9 @@ export function repFigures(r: ScenarioResult): RepFigures {
     service429: r.service429,
     fidelity: fidelity(r.exact),
     peakRssMb: r.peakRssBytes / MB,
+    idleRssMb: r.idleRssBytes / MB,
+    endRssMb: r.endRssBytes / MB,
+    endHeapUsedMb: r.endHeapUsedBytes / MB,
     cpuMsPerAnswer: r.cpuMs / r.n,
     unsettled: r.unsettled,
     meanAnswerChars: mean(r.answerChars),
@@ -79,6 +86,9 @@ export function aggregate(reps: readonly RepFigures[]): RepFigures & { reps: num
     service429: worst((f) => f.service429),
     fidelity: Math.min(...reps.map((f) => f.fidelity)),
     peakRssMb: worst((f) => f.peakRssMb),
+    idleRssMb: med((f) => f.idleRssMb),
+    endRssMb: med((f) => f.endRssMb),
+    endHeapUsedMb: med((f) => f.endHeapUsedMb),
     cpuMsPerAnswer: med((f) => f.cpuMsPerAnswer),
     unsettled: worst((f) => f.unsettled),
     meanAnswerChars: med((f) => f.meanAnswerChars),
@@ -112,7 +122,10 @@ export function formatTable(rows: readonly (RepFigures & { reps: number })[]): s
   const cells = [COLUMNS.map(([title]) => title), ...rows.map((r) => COLUMNS.map(([, f]) => f(r)))];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? "").length)));
   const line = (values: string[]) =>
-    values.map((v, i) => v.padStart(widths[i] ?? 0)).join("  ").trimEnd();
+    values
+      .map((v, i) => v.padStart(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   const [head, ...body] = cells;
   return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join(
     "\n",
@@ -123,11 +136,12 @@ export function formatTable(rows: readonly (RepFigures & { reps: number })[]): s
 export function methodNotes(o: BenchOptions): string[] {
   return [
     `Service run-start limit raised to ${o.runStartsPerMinute}/min in the simulator AND the bot (ASSISTANT_RUN_STARTS_PER_MINUTE); the real service allows 20/min per token. Other requests keep the real 600/min.`,
-    `Fake Slack enforces Slack's tiers (chat.update 50/min per workspace, chat.postMessage ~1/s per channel); the bot paces at its defaults (40 edits/min).`,
+    `Fake Slack enforces Slack's tiers (chat.update 50/min per workspace, chat.postMessage ~1/s per channel); the bot paces at its defaults (40 edits/min). Every answer needs at least one final edit from that shared budget, so N answers take at least N x 1.5 s to finish (N=200: 5 min) and staleness grows with N.`,
     `Answers: ${o.minChars}-${o.maxChars} characters of Markdown, written at ${o.tokensPerSecond} tokens/s (~4-character chunks); questions arrive at ${o.arrivalsPerSecond}/s over ${o.channels} channels from ${o.users} people, one workspace.`,
     "First text: the fake Slack's first chat.postMessage/chat.update carrying answer text for that reply, minus the simulator's first chunk.",
     `Staleness: every ${o.sampleMs} ms, each live reply's visible Markdown vs the text the service had written; time lag = age of the visible text.`,
-    "The bot runs in its own process (node --import tsx src/main.ts, LOG_LEVEL=info); RSS and CPU come from its /metrics. Rows: median over repetitions; 429s, peak RSS: worst repetition; exact: worst repetition.",
+    `The bot runs in its own process (${o.runtime === "compiled" ? "the tsc build under plain node, as npm start runs it" : "node --import tsx src/main.ts"}; LOG_LEVEL=info), fresh for each repetition with a fresh fake Slack and simulator; RSS and CPU come from its /metrics (CPU counted from ready to the last answer).`,
+    "Rows: median over repetitions; 429s, peak RSS and exact: the worst repetition.",
   ];
 }
 

@@ -5,7 +5,15 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ArgsError, parseArgs, repsFor, USAGE } from "./args.js";
-import { aggregate, formatTable, machine, methodNotes, type RepFigures, repFigures } from "./report.js";
+import { compileBot } from "./compile.js";
+import {
+  aggregate,
+  formatTable,
+  machine,
+  methodNotes,
+  type RepFigures,
+  repFigures,
+} from "./report.js";
 import { runScenario } from "./scenario.js";
 
 async function main(): Promise<void> {
@@ -19,6 +27,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${notes.map((n) => `- ${n}`).join("\n")}\n\n`);
 
   const began = Date.now();
+  const compiledMain = options.runtime === "compiled" ? await compileBot() : undefined;
   const rows: ReturnType<typeof aggregate>[] = [];
   const allReps: RepFigures[] = [];
   const problems: Record<string, string[]> = {};
@@ -26,7 +35,7 @@ async function main(): Promise<void> {
     const figures: RepFigures[] = [];
     for (let rep = 1; rep <= repsFor(options, index); rep++) {
       process.stdout.write(`N=${n} repetition ${rep}… `);
-      const result = await runScenario({ ...options, n, rep });
+      const result = await runScenario({ ...options, n, rep, compiledMain });
       const f = repFigures(result);
       figures.push(f);
       if (result.botProblems.length > 0) problems[`N=${n} rep ${rep}`] = result.botProblems;
@@ -62,6 +71,8 @@ main().catch((error: unknown) => {
     process.stderr.write(`${error.message}\n${USAGE}\n`);
     process.exit(2);
   }
-  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

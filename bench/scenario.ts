@@ -28,6 +28,8 @@ export interface ScenarioOptions {
   sampleMs: number;
   timeoutMs: number;
   seed: number;
+  /** A compiled main.js to run; undefined runs src/main.ts through tsx. */
+  compiledMain: string | undefined;
 }
 
 export interface ScenarioResult {
@@ -55,6 +57,7 @@ export interface ScenarioResult {
   idleRssBytes: number;
   endRssBytes: number;
   peakRssBytes: number;
+  endHeapUsedBytes: number;
   cpuMs: number;
   botProblems: string[];
 }
@@ -81,9 +84,11 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const slack = await startFakeSlack({});
   const dir = mkdtempSync(join(tmpdir(), "bridge-bench-"));
   let bot: BotProcess | undefined;
+  let sampler: NodeJS.Timeout | undefined;
   const observer = new Observer(sim, slack);
   try {
     bot = await BotProcess.start({
+      ...(o.compiledMain ? { compiledMain: o.compiledMain } : {}),
       cwd: dir,
       env: {
         SLACK_BOT_TOKEN: BOT_TOKEN,
@@ -106,7 +111,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const intervalMs = 1000 / o.arrivalsPerSecond;
     const acks: Promise<number>[] = [];
     let open = Number.POSITIVE_INFINITY;
-    const sampler = setInterval(() => {
+    sampler = setInterval(() => {
       open = observer.sample();
     }, o.sampleMs);
     for (const planned of workload.conversations) {
@@ -141,6 +146,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     return summarize(o, observer, slack, sim, { ackMs, wallMs, open, idle, end, cpuBefore, bot });
   } finally {
+    clearInterval(sampler);
     observer.close();
     await bot?.stop();
     await slack.close();
@@ -225,6 +231,7 @@ function summarize(
     idleRssBytes: readSample(m.idle, "bridge_process_resident_memory_bytes") ?? Number.NaN,
     endRssBytes: readSample(m.end, "bridge_process_resident_memory_bytes") ?? Number.NaN,
     peakRssBytes: readSample(m.end, "bridge_process_peak_resident_memory_bytes") ?? Number.NaN,
+    endHeapUsedBytes: readSample(m.end, "bridge_nodejs_heap_size_used_bytes") ?? Number.NaN,
     cpuMs: (cpuAfter - m.cpuBefore) * 1000,
     botProblems: [...m.bot.problems],
   };

@@ -137,12 +137,18 @@ export class TurnRunner {
     const signal = active.controller.signal;
     // The note keeps what was written so far on screen: the answer resumes under it.
     let written = "";
-    const retrying = () =>
+    // Whether the reply shows something other than "Starting…" (queued, retrying, or a
+    // placeholder from before this run): only then is a status-only "Working…" edit worth
+    // its place in the workspace's edit budget. Otherwise the first edit is the first text.
+    let showsWaiting = turn.replyParts.length > 0;
+    const retrying = () => {
+      showsWaiting = true;
       reply.show({
         body: written,
         phase: { kind: "retrying", note: STILL_TRYING },
         notes: turn.notes,
       });
+    };
     const outage = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
       now: this.deps.now,
@@ -212,12 +218,14 @@ export class TurnRunner {
             {
               party,
               signal,
-              onQueued: (p) =>
+              onQueued: (p) => {
+                showsWaiting = true;
                 reply.show({
                   body: "",
                   phase: { kind: "queued", ahead: p.position },
                   notes: turn.notes,
-                }),
+                });
+              },
             },
           );
         }, outage);
@@ -228,7 +236,7 @@ export class TurnRunner {
       active.runId = run.id;
       turn.runId = run.id;
       turns.update(turn.id, { runId: run.id, settings: runSettings, state: "run_started" });
-      reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
+      if (showsWaiting) reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
     }
 
     const runId = turn.runId;

@@ -67,7 +67,11 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     endpoints: "/slack/events",
     logger: options.logger,
     customRoutes: options.routes,
-    processBeforeResponse: false,
+    // The response to Slack is sent once the listener has returned, so a message is
+    // recorded as a turn before Slack is told it arrived: a crash in between makes Slack
+    // retry rather than lose the question. Listeners therefore return within a few
+    // milliseconds and leave slow work (Web API calls, stops) running after they return.
+    processBeforeResponse: true,
     signatureVerification: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
   });

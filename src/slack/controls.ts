@@ -71,7 +71,8 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         await reply(
           `Stopping ${mine.length === 1 ? "your answer" : `your ${mine.length} answers`} in this channel…`,
         );
-        await deps.bridge.stopAllFor(key.team, key.channel, key.user).catch((error: unknown) => {
+        // Not awaited: the acknowledgement goes out now; the replies show the stops.
+        void deps.bridge.stopAllFor(key.team, key.channel, key.user).catch((error: unknown) => {
           deps.logger.warn({ err: String(error) }, "stop command failed");
           return respond({
             response_type: "ephemeral",
@@ -118,15 +119,18 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     if (typeof turnId !== "string") return;
     // The action's own channel and team: a turn of another channel is not stopped from here.
     const team = (body as { team?: { id?: string } | null }).team?.id;
-    const result = await deps.bridge.stop(turnId, user, { team, channel });
-    if (result === "stopped" || !channel) return;
-    const owner = deps.bridge.ownerOf(turnId);
-    const text =
-      result === "not_owner"
-        ? `Only ${owner ? `<@${owner}>` : "the person who asked"} can stop this answer.`
-        : "This answer has already finished.";
-    await client.chat.postEphemeral({ channel, user, text }).catch((error: unknown) => {
-      deps.logger.warn({ err: String(error) }, "could not post an ephemeral note");
+    // The stop may wait for the service; the press is acknowledged without waiting for it.
+    void (async () => {
+      const result = await deps.bridge.stop(turnId, user, { team, channel });
+      if (result === "stopped" || !channel) return;
+      const owner = deps.bridge.ownerOf(turnId);
+      const text =
+        result === "not_owner"
+          ? `Only ${owner ? `<@${owner}>` : "the person who asked"} can stop this answer.`
+          : "This answer has already finished.";
+      await client.chat.postEphemeral({ channel, user, text });
+    })().catch((error: unknown) => {
+      deps.logger.warn({ err: String(error) }, "stop button: could not stop or say why");
     });
   });
 }

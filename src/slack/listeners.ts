@@ -9,6 +9,21 @@ import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
 export const OVER_LIMIT_NOTE =
   "You already have several questions waiting for an answer, so this one was not passed on. Please ask it again once those are answered.";
 
+/** Longest wait for people's names before a message is recorded anyway, ms. */
+const NAME_LOOKUP_MS = 1_000;
+
+/** Resolves when `work` settles or after `ms`, whichever comes first; never rejects. */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /** Posts a note only the person sees, in the thread of their message. */
 type Whisper = (args: {
   channel: string;
@@ -25,9 +40,10 @@ export interface ListenerDeps {
 }
 
 /**
- * Message entry points: `app_mention` in channels, `message` everywhere. Bolt has already
- * acknowledged the request when these run (processBeforeResponse is off), so the work
- * here never delays the acknowledgement. A listener only normalizes and hands over.
+ * Message entry points: `app_mention` in channels, `message` everywhere. In HTTP mode Slack's
+ * acknowledgement is sent when the listener returns (processBeforeResponse), so the turn
+ * is recorded first; the listener therefore only normalizes and hands over, and the answer
+ * is worked on after it returns.
  */
 export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void {
   const handle = async (
@@ -48,14 +64,16 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     }
     const { rawText, ...inbound } = parsed.inbound;
     const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);
-    if (others.length > 0) await deps.users.resolve(others);
+    // Names of people not yet known are looked up (users.info), but never for long: the
+    // acknowledgement waits for this listener, and an id is readable enough.
+    if (others.length > 0) await withinMs(deps.users.resolve(others), NAME_LOOKUP_MS);
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
     const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
     const result = deps.bridge.accept({ ...inbound, text });
     deps.onInbound?.(result);
     if (result === "over_limit") {
       const { channel, user, threadTs } = inbound;
-      await whisper({ channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE }).catch(
+      void whisper({ channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE }).catch(
         (error: unknown) =>
           deps.logger.warn({ err: errorName(error) }, "could not post the over-limit note"),
       );

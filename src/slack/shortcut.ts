@@ -63,14 +63,15 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       threadTs: typeof message.thread_ts === "string" ? message.thread_ts : message.ts,
       messageTs: message.ts,
     };
-    try {
-      await client.views.open({
+    // Not awaited: Slack gets its acknowledgement while the modal opens.
+    void client.views
+      .open({
         trigger_id: shortcut.trigger_id,
         view: questionModal(metadata, message.user, message.text ?? ""),
+      })
+      .catch((error: unknown) => {
+        deps.logger.warn({ err: String(error) }, "could not open the question modal");
       });
-    } catch (error) {
-      deps.logger.warn({ err: String(error) }, "could not open the question modal");
-    }
   });
 
   app.view(ASK_VIEW_ID, async ({ ack, body, view }) => {
@@ -98,25 +99,29 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       return;
     }
     await ack();
-    let ts: string;
-    try {
-      ts = early.state === "fulfilled" ? early.value : await posting;
-    } catch (error) {
-      deps.logger.warn({ err: String(error), channel }, "could not post a question");
+    if (early.state === "fulfilled") {
+      accept(early.value);
       return;
     }
-    const result = deps.bridge.accept({
-      team,
-      channel,
-      isDirect: channel.startsWith("D"),
-      threadTs,
-      ts,
-      user,
-      text: question,
-      hasFiles: false,
-      mentioned: true,
+    // The post is slow: the modal closes now and the question is taken once it is posted.
+    posting.then(accept, (error: unknown) => {
+      deps.logger.warn({ err: String(error), channel }, "could not post a question");
     });
-    deps.logger.debug({ result, channel, ts }, "question from the shortcut");
+
+    function accept(ts: string): void {
+      const result = deps.bridge.accept({
+        team,
+        channel,
+        isDirect: channel.startsWith("D"),
+        threadTs,
+        ts,
+        user,
+        text: question,
+        hasFiles: false,
+        mentioned: true,
+      });
+      deps.logger.debug({ result, channel, ts }, "question from the shortcut");
+    }
   });
 }
 

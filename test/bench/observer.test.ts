@@ -9,7 +9,12 @@ describe("bench observer", () => {
       { type: "actions", elements: [{ type: "button", action_id: "stop_run" }] },
     ];
     expect(markdownChars(blocks)).toBe("## Plan\n\n- one".length);
-    expect(markdownChars([{ type: "markdown", text: "ab" }, { type: "markdown", text: "c" }])).toBe(3);
+    expect(
+      markdownChars([
+        { type: "markdown", text: "ab" },
+        { type: "markdown", text: "c" },
+      ]),
+    ).toBe(3);
     expect(markdownChars(undefined)).toBe(0);
     expect(markdownChars("not blocks")).toBe(0);
   });

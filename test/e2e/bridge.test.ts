@@ -43,8 +43,11 @@ describe("Slack requests", () => {
   it("acknowledges an event at once, before the answer is written", async () => {
     const x = await harness({ simulator: { answer: { tokensPerSecond: 20 } } });
     x.sim.control.enqueueAnswer({ text: "slow ".repeat(16).trim() });
-    const { response, threadTs } = await x.mention("<@UBOT> take your time");
+    const { response, threadTs, ts } = await x.mention("<@UBOT> take your time");
     expect(response.status).toBe(200);
+    // HTTP mode answers Slack only once the question is recorded: a crash cannot lose it.
+    const recorded = x.bot.db.prepare("SELECT state FROM turns WHERE message_ts = ?").all(ts);
+    expect(recorded).toHaveLength(1);
     // The answer is still being written when the acknowledgement arrives.
     expect(x.slack.replies(CHANNEL, threadTs).every((m) => !m.text.includes("slow slow"))).toBe(
       true,
@@ -211,8 +214,10 @@ describe("the reply", () => {
     expect(reply).toContain(answer);
     expect(reply).toContain("max");
     expect(hasStopButton(message ?? {})).toBe(false);
-    // Interim versions carried the Stop button and part of the text.
+    // Interim versions carried the Stop button and part of the text; the first edit after
+    // the placeholder already shows text (no status-only edit spends the edit budget).
     const history = message?.history ?? [];
+    expect(x.slack.visibleText(history[1] ?? { text: "" })).toMatch(/^Line/);
     expect(history.length).toBeGreaterThan(2);
     expect(history.some((v) => hasStopButton(v) && x.slack.visibleText(v).includes("Line 1"))).toBe(
       true,
