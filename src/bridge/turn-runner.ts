@@ -1,12 +1,20 @@
-import { RateLimitedError, ServiceError } from "../service/errors.js";
-import { type Run, runAnswer } from "../service/schemas.js";
+import type { Run } from "../service/schemas.js";
 import type { ConversationStore } from "../store/conversations.js";
 import type { SettingsStore } from "../store/settings.js";
 import type { Turn, TurnOutcome, TurnStore } from "../store/turns.js";
-import { isTransient, throughOutage } from "./outage.js";
+import { throughOutage } from "./outage.js";
 import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
-import { type Relay, RunAbandoned } from "./relay.js";
+import type { Relay } from "./relay.js";
 import type { TurnContent } from "./turn-content.js";
+import {
+  describeFailure,
+  errorSummary,
+  refusal,
+  runEnding,
+  STILL_TRYING,
+  timeoutMessage,
+} from "./turn-ending.js";
+
 
 export interface BridgeLogger {
   debug(obj: object, msg?: string): void;
@@ -55,12 +63,8 @@ export interface ActiveTurn {
   timedOut: boolean;
 }
 
-const UNREACHABLE =
-  "The assistant service could not be reached, so this message was not answered. Please try again in a few minutes.";
-const GARBAGE = "The assistant service sent an answer the bot could not read. Please try again.";
 /** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
 const STOP_GRACE_MS = 10_000;
-const STILL_TRYING = "The assistant service is not answering right now; the bot keeps trying…";
 
 /** Works one turn from its stored state to the end; every step is idempotent. */
 export class TurnRunner {
@@ -95,7 +99,7 @@ export class TurnRunner {
     });
     try {
       await reply.open(view({ kind: turn.runId ? "working" : "starting" }));
-      const early = this.refusal(turn);
+      const early = refusal(turn.content, this.deps.limits.maxMessageChars);
       if (early) {
         await this.end(turn, reply, view(early.phase, ""), early.outcome);
         return;
@@ -115,7 +119,9 @@ export class TurnRunner {
         logger.info({ turn: turn.id, run: turn.runId }, "turn left for the next start");
         return;
       }
-      const message = active.timedOut ? this.timeoutMessage() : describeFailure(error);
+      const message = active.timedOut
+        ? timeoutMessage(this.deps.limits.runTimeoutMs)
+        : describeFailure(error);
       logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
       await this.end(turn, reply, view({ kind: "unreachable", message }), "error").catch(
         (e: unknown) =>
@@ -280,70 +286,15 @@ export class TurnRunner {
     run: Run,
     shown: string,
   ): Promise<void> {
-    const answer = runAnswer(run);
-    const view = (phase: ReplyPhase, body: string): ReplyView => ({
-      body,
-      phase,
-      notes: turn.notes,
-    });
     this.deps.turns.update(turn.id, { modelUsed: run.modelUsed ?? null, error: run.error ?? null });
-    switch (run.status) {
-      case "completed":
-        await this.end(
-          turn,
-          reply,
-          view(
-            { kind: "completed", ...(run.modelUsed ? { modelUsed: run.modelUsed } : {}) },
-            answer ?? "",
-          ),
-          "completed",
-          run.status,
-        );
-        return;
-      case "failed":
-        await this.end(
-          turn,
-          reply,
-          view(
-            {
-              kind: "failed",
-              error: run.error?.trim() || "the assistant reported an error",
-              ...model(run),
-            },
-            answer ?? "",
-          ),
-          "failed",
-          run.status,
-        );
-        return;
-      default: {
-        const body = answer ?? shown;
-        if (active.timedOut) {
-          const message = this.timeoutMessage();
-          await this.end(
-            turn,
-            reply,
-            view({ kind: "unreachable", message }, body),
-            "error",
-            run.status,
-          );
-          return;
-        }
-        await this.end(
-          turn,
-          reply,
-          view({ kind: "stopped", ...by(active), ...model(run) }, body),
-          "stopped",
-          run.status,
-        );
-      }
-    }
-  }
-
-  private timeoutMessage(): string {
-    const minutes = Math.round(this.deps.limits.runTimeoutMs / 60_000);
-    const limit = minutes > 0 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : "the time limit";
-    return `The assistant did not finish within ${limit}, so the run was stopped.`;
+    const ending = runEnding(run, {
+      shown,
+      stoppedBy: active.stoppedBy,
+      timedOut: active.timedOut,
+      runTimeoutMs: this.deps.limits.runTimeoutMs,
+    });
+    const view = { body: ending.body, phase: ending.phase, notes: turn.notes };
+    await this.end(turn, reply, view, ending.outcome, run.status);
   }
 
   /**
@@ -446,60 +397,6 @@ export class TurnRunner {
     }
     return undefined;
   }
-
-  private refusal(turn: Turn): { phase: ReplyPhase; outcome: TurnOutcome } | undefined {
-    const { maxMessageChars } = this.deps.limits;
-    if (turn.content.length > maxMessageChars) {
-      return {
-        outcome: "error",
-        phase: {
-          kind: "unreachable",
-          message: `Your message is ${turn.content.length.toLocaleString("en-US")} characters long; the limit is ${maxMessageChars.toLocaleString("en-US")}. Please shorten it and ask again.`,
-        },
-      };
-    }
-    if (turn.content.trim() === "") {
-      return {
-        outcome: "error",
-        phase: {
-          kind: "unreachable",
-          message:
-            "There was no question to pass on. Mention me with a question, for example “@assistant summarize this thread”.",
-        },
-      };
-    }
-    return undefined;
-  }
 }
 
 const by = (active: ActiveTurn) => (active.stoppedBy ? { by: active.stoppedBy } : {});
-const model = (run: Run) => (run.modelUsed ? { modelUsed: run.modelUsed } : {});
-
-function describeFailure(error: unknown): string {
-  if (error instanceof RunAbandoned) return "The answer was abandoned.";
-  if (error instanceof RateLimitedError) {
-    return "The assistant service is over its request limit right now. Please try again in a minute.";
-  }
-  if (error instanceof ServiceError) {
-    if (error.kind === "protocol") return GARBAGE;
-    if (error.kind === "authentication") {
-      return "The bot's credentials for the assistant service were refused. Please tell the person who runs this bot.";
-    }
-    if (error.kind === "not_found") {
-      return "The assistant service no longer knows this conversation or assistant. Start a new thread to continue.";
-    }
-    if (error.kind === "bad_request")
-      return `The assistant service refused the request: ${error.message}`;
-    if (isTransient(error)) return UNREACHABLE;
-  }
-  return "Something went wrong while answering. Please try again.";
-}
-
-/** What a log line may say about an error: its kind and status, never payloads or tokens. */
-export function errorSummary(error: unknown): Record<string, unknown> {
-  if (error instanceof ServiceError) {
-    return { type: error.name, kind: error.kind, status: error.status, path: error.path };
-  }
-  if (error instanceof Error) return { type: error.name, message: error.message };
-  return { type: typeof error };
-}

@@ -1,0 +1,130 @@
+import { RateLimitedError, ServiceError } from "../service/errors.js";
+import { type Run, runAnswer } from "../service/schemas.js";
+import type { TurnOutcome } from "../store/turns.js";
+import { isTransient } from "./outage.js";
+import type { ReplyPhase } from "./ports.js";
+import { RunAbandoned } from "./relay.js";
+
+/**
+ * How a turn ends, as pure functions: from the run (or the error, or the refused message)
+ * to what the reply shows and the outcome recorded. Every sentence a person may read
+ * about a failure is written here, in one place.
+ */
+
+export interface Ending {
+  phase: ReplyPhase;
+  /** The answer's Markdown the reply ends with. */
+  body: string;
+  outcome: TurnOutcome;
+}
+
+export const STILL_TRYING =
+  "The assistant service is not answering right now; the bot keeps trying…";
+const UNREACHABLE =
+  "The assistant service could not be reached, so this message was not answered. Please try again in a few minutes.";
+const GARBAGE = "The assistant service sent an answer the bot could not read. Please try again.";
+
+/**
+ * The ending of a run that reached an end status. The body is the run's own output
+ * (`GET /v1/run/{id}`), falling back to what was shown only for a stopped run without one.
+ */
+export function runEnding(
+  run: Run,
+  context: {
+    shown: string;
+    stoppedBy: string | undefined;
+    timedOut: boolean;
+    runTimeoutMs: number;
+  },
+): Ending {
+  const answer = runAnswer(run);
+  const model = run.modelUsed ? { modelUsed: run.modelUsed } : {};
+  switch (run.status) {
+    case "completed":
+      return { phase: { kind: "completed", ...model }, body: answer ?? "", outcome: "completed" };
+    case "failed":
+      return {
+        phase: {
+          kind: "failed",
+          error: run.error?.trim() || "the assistant reported an error",
+          ...model,
+        },
+        body: answer ?? "",
+        outcome: "failed",
+      };
+    default: {
+      const body = answer ?? context.shown;
+      if (context.timedOut) {
+        const message = timeoutMessage(context.runTimeoutMs);
+        return { phase: { kind: "unreachable", message }, body, outcome: "error" };
+      }
+      const by = context.stoppedBy ? { by: context.stoppedBy } : {};
+      return { phase: { kind: "stopped", ...by, ...model }, body, outcome: "stopped" };
+    }
+  }
+}
+
+export function timeoutMessage(runTimeoutMs: number): string {
+  const minutes = Math.round(runTimeoutMs / 60_000);
+  const limit = minutes > 0 ? `${minutes} minute${minutes === 1 ? "" : "s"}` : "the time limit";
+  return `The assistant did not finish within ${limit}, so the run was stopped.`;
+}
+
+/** A message that is not passed on at all: too long, or nothing but the mention. */
+export function refusal(content: string, maxMessageChars: number): Ending | undefined {
+  if (content.length > maxMessageChars) {
+    const length = content.length.toLocaleString("en-US");
+    const limit = maxMessageChars.toLocaleString("en-US");
+    return {
+      outcome: "error",
+      body: "",
+      phase: {
+        kind: "unreachable",
+        message: `Your message is ${length} characters long; the limit is ${limit}. Please shorten it and ask again.`,
+      },
+    };
+  }
+  if (content.trim() === "") {
+    return {
+      outcome: "error",
+      body: "",
+      phase: {
+        kind: "unreachable",
+        message:
+          "There was no question to pass on. Mention me with a question, for example “@assistant summarize this thread”.",
+      },
+    };
+  }
+  return undefined;
+}
+
+/** One sentence for a person about why their answer could not be had. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof RunAbandoned) return "The answer was abandoned.";
+  if (error instanceof RateLimitedError) {
+    return "The assistant service is over its request limit right now. Please try again in a minute.";
+  }
+  if (error instanceof ServiceError) {
+    if (error.kind === "protocol") return GARBAGE;
+    if (error.kind === "authentication") {
+      return "The bot's credentials for the assistant service were refused. Please tell the person who runs this bot.";
+    }
+    if (error.kind === "not_found") {
+      return "The assistant service no longer knows this conversation or assistant. Start a new thread to continue.";
+    }
+    if (error.kind === "bad_request") {
+      return `The assistant service refused the request: ${error.message}`;
+    }
+    if (isTransient(error)) return UNREACHABLE;
+  }
+  return "Something went wrong while answering. Please try again.";
+}
+
+/** What a log line may say about an error: its kind and status, never payloads or tokens. */
+export function errorSummary(error: unknown): Record<string, unknown> {
+  if (error instanceof ServiceError) {
+    return { type: error.name, kind: error.kind, status: error.status, path: error.path };
+  }
+  if (error instanceof Error) return { type: error.name, message: error.message };
+  return { type: typeof error };
+}
