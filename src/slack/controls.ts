@@ -72,13 +72,18 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           `Stopping ${mine.length === 1 ? "your answer" : `your ${mine.length} answers`} in this channel…`,
         );
         // Not awaited: the acknowledgement goes out now; the replies show the stops.
-        void deps.bridge.stopAllFor(key.team, key.channel, key.user).catch((error: unknown) => {
-          deps.logger.warn({ err: String(error) }, "stop command failed");
-          return respond({
-            response_type: "ephemeral",
-            text: ":warning: Stopping failed; please try again.",
+        void deps.bridge
+          .stopAllFor(key.team, key.channel, key.user)
+          .catch((error: unknown) => {
+            deps.logger.warn({ err: String(error) }, "stop command failed");
+            return respond({
+              response_type: "ephemeral",
+              text: ":warning: Stopping failed; please try again.",
+            });
+          })
+          .catch((error: unknown) => {
+            deps.logger.warn({ err: String(error) }, "could not say that stopping failed");
           });
-        });
         return;
       }
       case "status": {

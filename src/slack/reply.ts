@@ -52,7 +52,6 @@ class SlackReply implements Reply {
     const payload = this.payload(
       view,
       view.body === "" ? "" : (splitInterim(view.body).at(-1) ?? ""),
-      true,
     );
     await this.post(payload);
   }
@@ -101,7 +100,7 @@ class SlackReply implements Reply {
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
       const payload = isLast
-        ? this.payload(view, bodies[i] ?? "", !final)
+        ? this.payload(view, bodies[i] ?? "")
         : buildReply({
             body: bodies[i] ?? "",
             phase: { kind: "continued" },
@@ -137,8 +136,7 @@ class SlackReply implements Reply {
     }
   }
 
-  private payload(view: ReplyView, body: string, inProgress: boolean): ReplyPayload {
-    void inProgress;
+  private payload(view: ReplyView, body: string): ReplyPayload {
     return buildReply({
       body,
       phase: view.phase,

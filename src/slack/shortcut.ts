@@ -104,8 +104,8 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       return;
     }
     // The post is slow: the modal closes now and the question is taken once it is posted.
-    posting.then(accept, (error: unknown) => {
-      deps.logger.warn({ err: String(error), channel }, "could not post a question");
+    posting.then(accept).catch((error: unknown) => {
+      deps.logger.warn({ err: String(error), channel }, "could not post or take a question");
     });
 
     function accept(ts: string): void {
