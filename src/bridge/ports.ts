@@ -6,6 +6,8 @@ import type { Message, Run, RunSettings, Thread } from "../service/schemas.js";
  * the Slack side implements ReplySink, the service client implements AssistantService.
  */
 
+export type RunStartBody = { triggerMessageId: string } & RunSettings;
+
 export interface CallOptions {
   signal?: AbortSignal;
   /** Fairness key in the service budget: the Slack person the call is for. */
@@ -16,9 +18,10 @@ export interface CallOptions {
 export interface AssistantService {
   openThread(body: { assistantId: string; title?: string }, opts?: CallOptions): Promise<Thread>;
   postMessage(threadId: string, body: { content: string }, opts?: CallOptions): Promise<Message>;
+  /** `body` as a function is read when the start leaves the budget queue. */
   startRun(
     threadId: string,
-    body: { triggerMessageId: string } & RunSettings,
+    body: RunStartBody | (() => RunStartBody),
     opts?: CallOptions,
   ): Promise<Run>;
   getRun(runId: string, opts?: CallOptions): Promise<Run>;

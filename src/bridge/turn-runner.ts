@@ -15,7 +15,6 @@ import {
   timeoutMessage,
 } from "./turn-ending.js";
 
-
 export interface BridgeLogger {
   debug(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
@@ -216,11 +215,14 @@ export class TurnRunner {
       let run: Run;
       try {
         run = await throughOutage(() => {
-          // Read per attempt: a retried start sends the settings in force at that moment.
-          runSettings = settings.get(settingsKey);
+          // Read when the start is sent (after any wait in the budget, on every attempt):
+          // the run gets the settings in force at the moment it starts.
           return service.startRun(
             tid,
-            { triggerMessageId: turn.serviceMessageId as string, ...runSettings },
+            () => {
+              runSettings = settings.get(settingsKey);
+              return { triggerMessageId: turn.serviceMessageId as string, ...runSettings };
+            },
             {
               party,
               signal,

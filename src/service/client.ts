@@ -94,27 +94,21 @@ export class ServiceClient {
   }
 
   /** Settings become top-level body fields, and only those that are set. */
+  /**
+   * Starts a run. `body` may be a function: it is called when the start leaves the budget
+   * queue, so settings chosen while it waited are the ones sent.
+   */
   async startRun(
     threadId: string,
-    body: { triggerMessageId: string } & RunSettings,
+    body: RunStartBody | (() => RunStartBody),
     opts?: CallOptions,
   ): Promise<Run> {
     const path = `/v1/thread/${segment(threadId)}/runs`;
-    const settings = RunSettingsSchema.safeParse({
-      modelOverride: body.modelOverride,
-      reasoning_effort: body.reasoning_effort,
-      maxSteps: body.maxSteps,
-    });
-    if (!settings.success) {
-      const issue = settings.error.issues[0];
-      const message = `invalid run setting ${issue?.path.join(".") ?? ""}: ${issue?.message ?? ""}`;
-      throw new BadRequestError(message, { method: "POST", path }, 400);
-    }
-    const payload: Record<string, unknown> = { triggerMessageId: body.triggerMessageId };
-    for (const [name, value] of Object.entries(settings.data)) {
-      if (value !== undefined) payload[name] = value;
-    }
-    return this.#post(RunSchema, { path, kind: "run_start", body: payload }, opts);
+    const request = { method: "POST", path };
+    const build = () => runStartPayload(typeof body === "function" ? body() : body, request);
+    // Settings are checked before anything waits; the lazy body is checked again when sent.
+    build();
+    return this.#post(RunSchema, { path, kind: "run_start", body: build }, opts);
   }
 
   async getRun(runId: string, opts?: CallOptions): Promise<Run> {
@@ -243,4 +237,28 @@ export class ServiceClient {
 function segment(id: string): string {
   if (id === "") throw new TypeError("an id must not be empty");
   return encodeURIComponent(id);
+}
+
+export type RunStartBody = { triggerMessageId: string } & RunSettings;
+
+/** The run-start body: the trigger and only the settings that are set, validated. */
+function runStartPayload(
+  body: RunStartBody,
+  request: { method: string; path: string },
+): Record<string, unknown> {
+  const settings = RunSettingsSchema.safeParse({
+    modelOverride: body.modelOverride,
+    reasoning_effort: body.reasoning_effort,
+    maxSteps: body.maxSteps,
+  });
+  if (!settings.success) {
+    const issue = settings.error.issues[0];
+    const message = `invalid run setting ${issue?.path.join(".") ?? ""}: ${issue?.message ?? ""}`;
+    throw new BadRequestError(message, request, 400);
+  }
+  const payload: Record<string, unknown> = { triggerMessageId: body.triggerMessageId };
+  for (const [name, value] of Object.entries(settings.data)) {
+    if (value !== undefined) payload[name] = value;
+  }
+  return payload;
 }

@@ -70,7 +70,10 @@ export interface ServiceRequest {
   /** Path under the base URL, ids already encoded, e.g. `/v1/run/<id>`. */
   path: string;
   query?: Readonly<Record<string, string>>;
-  /** Serialised as JSON (POST only). */
+  /**
+   * Serialised as JSON (POST only). A function is called when the request is about to be
+   * sent, after its wait in the budget, so the body says what holds at that moment.
+   */
   body?: unknown;
   kind: BudgetKind;
   /** Sending it twice has the effect of sending it once (every GET is). */
@@ -265,9 +268,10 @@ export class ServiceHttp {
   ): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { authorization: this.#authorization, accept };
     let body: string | undefined;
-    if (req.body !== undefined) {
+    const value: unknown = typeof req.body === "function" ? req.body() : req.body;
+    if (value !== undefined) {
       headers["content-type"] = "application/json";
-      body = JSON.stringify(req.body);
+      body = JSON.stringify(value);
     }
     const query = req.query ? new URLSearchParams(req.query).toString() : "";
     return this.#dispatcher.request({
