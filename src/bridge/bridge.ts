@@ -10,7 +10,8 @@ import type { BridgeLogger, TurnRunner } from "./turn-runner.js";
  * person already has `maxQueuedPerPerson` unfinished turns; recorded as finished, not answered.
  */
 export type AcceptResult = "accepted" | "duplicate" | "ignored" | "deferred" | "over_limit";
-export type StopResult = "stopped" | "not_owner" | "not_running";
+/** `failed`: the service did not take the stop (after retries); the answer goes on. */
+export type StopResult = "stopped" | "failed" | "not_owner" | "not_running";
 
 export interface BridgeDeps {
   conversations: ConversationStore;
@@ -112,15 +113,21 @@ export class Bridge {
       (turn.channel !== where.channel || (where.team !== undefined && turn.team !== where.team));
     if (elsewhere) return "not_running";
     if (turn.user !== user) return "not_owner";
-    await this.stopTurn(turn, user);
-    return "stopped";
+    return (await this.stopTurn(turn, user)) ? "stopped" : "failed";
   }
 
-  /** Stops every unfinished turn of this person in this channel; returns how many. */
-  async stopAllFor(team: string, channel: string, user: string): Promise<Turn[]> {
+  /** Stops every unfinished turn of this person in this channel; says which could not be. */
+  async stopAllFor(
+    team: string,
+    channel: string,
+    user: string,
+  ): Promise<{ stopped: Turn[]; failed: Turn[] }> {
     const mine = this.deps.turns.activeFor(team, channel, user);
-    await Promise.all(mine.map((turn) => this.stopTurn(turn, user)));
-    return mine;
+    const results = await Promise.all(mine.map((turn) => this.stopTurn(turn, user)));
+    return {
+      stopped: mine.filter((_, i) => results[i]),
+      failed: mine.filter((_, i) => !results[i]),
+    };
   }
 
   /** This person's unfinished turns in this channel, with whether each is running. */
@@ -191,10 +198,10 @@ export class Bridge {
     }
   }
 
-  private async stopTurn(turn: Turn, user: string): Promise<void> {
+  private async stopTurn(turn: Turn, user: string): Promise<boolean> {
     // A stop racing the queued placeholder waits for it, so the stopped turn ends in that
     // message rather than in a second one beside a placeholder left spinning.
     await this.opening.get(turn.id);
-    await this.deps.runner.requestStop(turn.id, user);
+    return this.deps.runner.requestStop(turn.id, user);
   }
 }

@@ -327,15 +327,13 @@ export class TurnRunner {
    * sees it end as `canceled`); a turn still waiting for its run start leaves the queue
    * without starting one.
    */
-  async requestStop(turnId: string, user: string): Promise<void> {
+  async requestStop(turnId: string, user: string): Promise<boolean> {
     const active = this.active.get(turnId);
-    if (!active) {
-      await this.stopWaiting(turnId, user);
-      return;
-    }
+    if (!active) return this.stopWaiting(turnId, user);
     active.stoppedBy ??= user;
-    if (active.runId) await this.stopRun(active.runId, user);
-    else active.controller.abort();
+    if (active.runId) return this.stopRun(active.runId, user);
+    active.controller.abort();
+    return true;
   }
 
   /**
@@ -343,18 +341,18 @@ export class TurnRunner {
    * without any service call; `run` later finds it finished. One that already has a run
    * (resumed after a restart) has the run stopped and is followed to its end as usual.
    */
-  private async stopWaiting(turnId: string, user: string): Promise<void> {
+  private async stopWaiting(turnId: string, user: string): Promise<boolean> {
     const turn = this.deps.turns.byId(turnId);
-    if (!turn || turn.state === "finished") return;
+    if (!turn || turn.state === "finished") return true;
     if (turn.runId) {
       this.pendingStops.set(turnId, user);
-      await this.stopRun(turn.runId, user);
-      return;
+      return this.stopRun(turn.runId, user);
     }
     // Recorded before any await, so a `run` starting meanwhile sees the turn finished.
     this.deps.turns.update(turn.id, { state: "finished", outcome: "stopped" });
     const view: ReplyView = { body: "", phase: { kind: "stopped", by: user }, notes: turn.notes };
     await this.end(turn, this.replyFor(turn), view, "stopped");
+    return true;
   }
 
   private replyFor(turn: Turn): Reply {
@@ -372,11 +370,13 @@ export class TurnRunner {
   }
 
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */
-  async stopRun(runId: string, party: string): Promise<void> {
+  async stopRun(runId: string, party: string): Promise<boolean> {
     try {
       await this.deps.service.stopRun(runId, { party });
+      return true;
     } catch (error) {
       this.deps.logger.warn({ run: runId, err: errorSummary(error) }, "stopping the run failed");
+      return false;
     }
   }
 

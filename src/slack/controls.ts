@@ -15,6 +15,10 @@ export interface ControlDeps {
 
 export const STOP_ACTION_ID = "stop_run";
 
+/** Told when the service did not take a stop even after retrying. */
+export const STOP_FAILED =
+  ":warning: The assistant service did not take the stop, so the answer goes on. Please try again in a moment.";
+
 /** Describes the settings in force, for help and status. */
 export function describeSettings(settings: RunSettings): string {
   const model = settings.modelOverride ?? "default";
@@ -74,12 +78,14 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         // Not awaited: the acknowledgement goes out now; the replies show the stops.
         void deps.bridge
           .stopAllFor(key.team, key.channel, key.user)
+          .then(({ failed }) => {
+            if (failed.length === 0) return;
+            deps.logger.warn({ failed: failed.length }, "the service did not take some stops");
+            return respond({ response_type: "ephemeral", text: STOP_FAILED });
+          })
           .catch((error: unknown) => {
             deps.logger.warn({ err: String(error) }, "stop command failed");
-            return respond({
-              response_type: "ephemeral",
-              text: ":warning: Stopping failed; please try again.",
-            });
+            return respond({ response_type: "ephemeral", text: STOP_FAILED });
           })
           .catch((error: unknown) => {
             deps.logger.warn({ err: String(error) }, "could not say that stopping failed");
@@ -132,7 +138,9 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       const text =
         result === "not_owner"
           ? `Only ${owner ? `<@${owner}>` : "the person who asked"} can stop this answer.`
-          : "This answer has already finished.";
+          : result === "failed"
+            ? STOP_FAILED
+            : "This answer has already finished.";
       await client.chat.postEphemeral({ channel, user, text });
     })().catch((error: unknown) => {
       deps.logger.warn({ err: String(error) }, "stop button: could not stop or say why");

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { STOP_FAILED } from "../../src/slack/controls.js";
+import {
+  CHANNEL,
+  type Harness,
+  startHarness,
+  stopTurnId,
+  USER,
+} from "../support/bridge-harness.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("run settings", () => {
+  it("are read when the run start is sent, after its wait for the service's budget", async () => {
+    h = await startHarness();
+    const x = h;
+    // The service refuses the first start for a second: the turn waits, shown as queued.
+    x.sim.control.rateLimitNextRunStart(1);
+    const { threadTs } = await x.mention("<@UBOT> which model?");
+    await x.slack.waitFor((s) =>
+      s.replies(CHANNEL, threadTs).some((m) => /Queued/.test(s.visibleText(m))),
+    );
+    // Chosen while the start waits: the run that starts gets it.
+    const ack = await x.command("model max");
+    expect((ack.json as { text: string }).text).toMatch(/max/);
+    const [reply] = await x.settled(CHANNEL, threadTs);
+    const starts = x.sim.control.requests.filter(
+      (r) => r.method === "POST" && r.path.endsWith("/runs"),
+    );
+    expect(starts.map((r) => r.status)).toEqual([429, 201]);
+    expect(Object.keys(starts[1]?.body as object)).toEqual(["triggerMessageId", "modelOverride"]);
+    expect((starts[1]?.body as { modelOverride?: string }).modelOverride).toBe("max");
+    expect(reply).toContain("assistant-max");
+  });
+});
+
+describe("a stop the service does not take", () => {
+  it("tells the person, and the answer goes on to its end", async () => {
+    h = await startHarness({ simulator: { answer: { tokensPerSecond: 10 } } });
+    const x = h;
+    const answer = "This answer keeps going. ".repeat(8).trim();
+    x.sim.control.enqueueAnswer({ text: answer });
+    x.sim.control.failRequests({ count: 100, status: 503, method: "POST", pathPattern: /\/stop$/ });
+    const { threadTs } = await x.mention("<@UBOT> go on");
+    await x.slack.waitFor((s) =>
+      s.replies(CHANNEL, threadTs).some((m) => s.visibleText(m).includes("This answer")),
+    );
+    const [message] = x.slack.replies(CHANNEL, threadTs);
+    const turnId = stopTurnId(message ?? {});
+    expect(turnId).toBeTruthy();
+    await x.pressStop({ turnId: turnId ?? "", user: USER, messageTs: message?.ts ?? "" });
+    await x.slack.waitFor((s) => s.callsTo("chat.postEphemeral").length > 0, 15_000);
+    expect(x.slack.callsTo("chat.postEphemeral")[0]?.args.text).toBe(STOP_FAILED);
+    const [reply] = await x.settled(CHANNEL, threadTs, 1, 20_000);
+    expect(reply).toContain(answer);
+    expect(reply).not.toMatch(/Stopped/);
+  }, 30_000);
+});
