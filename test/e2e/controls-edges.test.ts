@@ -32,8 +32,9 @@ describe("run settings", () => {
       (r) => r.method === "POST" && r.path.endsWith("/runs"),
     );
     expect(starts.map((r) => r.status)).toEqual([429, 201]);
-    expect(Object.keys(starts[1]?.body as object)).toEqual(["triggerMessageId", "modelOverride"]);
-    expect((starts[1]?.body as { modelOverride?: string }).modelOverride).toBe("max");
+    const sent = (starts[1]?.body ?? {}) as Record<string, unknown>;
+    expect(Object.keys(sent)).toEqual(["triggerMessageId", "modelOverride"]);
+    expect(sent.modelOverride).toBe("max");
     expect(reply).toContain("assistant-max");
   });
 });
