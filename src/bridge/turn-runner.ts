@@ -243,7 +243,13 @@ export class TurnRunner {
       }
       active.runId = run.id;
       turn.runId = run.id;
-      turns.update(turn.id, { runId: run.id, settings: runSettings, state: "run_started" });
+      turn.runStartedAt = this.deps.now();
+      turns.update(turn.id, {
+        runId: run.id,
+        settings: runSettings,
+        state: "run_started",
+        runStartedAt: turn.runStartedAt,
+      });
       if (showsWaiting) reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
     }
 
@@ -254,11 +260,14 @@ export class TurnRunner {
     const follow = AbortSignal.any([abandon.signal, this.closing.signal]);
     let giveUp: NodeJS.Timeout | undefined;
     const { runTimeoutMs } = this.deps.limits;
+    // Counted from the run's start, so a restart does not give a run a new allowance.
+    const started = turn.runStartedAt ?? this.deps.now();
+    const left = Math.max(0, started + runTimeoutMs - this.deps.now());
     const timer = setTimeout(() => {
       active.timedOut = true;
       void this.stopRun(runId, turn.user);
       giveUp = setTimeout(() => abandon.abort(), Math.min(STOP_GRACE_MS, runTimeoutMs));
-    }, runTimeoutMs);
+    }, left);
     try {
       return await throughOutage(
         () =>

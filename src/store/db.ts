@@ -60,6 +60,8 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE conversations ADD COLUMN passed_through_ts TEXT;
    ALTER TABLE turns ADD COLUMN service_content TEXT;
    ALTER TABLE turns ADD COLUMN context_through_ts TEXT;`,
+  // When the run started (epoch ms): the run timeout counts from it across restarts.
+  "ALTER TABLE turns ADD COLUMN run_started_at INTEGER;",
 ];
 
 export class DatabaseOpenError extends Error {

@@ -44,6 +44,8 @@ export interface Turn {
   serviceContent: string | null;
   /** The Slack ts the composed text carries the thread up to; null when none was read. */
   contextThroughTs: string | null;
+  /** When the run started, epoch ms; null before. */
+  runStartedAt: number | null;
 }
 
 export interface NewTurn {
@@ -80,6 +82,7 @@ interface Row {
   created_at: number;
   service_content: string | null;
   context_through_ts: string | null;
+  run_started_at: number | null;
 }
 
 const toTurn = (r: Row): Turn => ({
@@ -105,6 +108,7 @@ const toTurn = (r: Row): Turn => ({
   createdAt: r.created_at,
   serviceContent: r.service_content,
   contextThroughTs: r.context_through_ts,
+  runStartedAt: r.run_started_at,
 });
 
 export class TurnStore {
@@ -209,6 +213,7 @@ export class TurnStore {
         | "notes"
         | "serviceContent"
         | "contextThroughTs"
+        | "runStartedAt"
       >
     >,
   ): void {
@@ -228,6 +233,7 @@ export class TurnStore {
       notes: ["notes", (v) => JSON.stringify(v)],
       serviceContent: ["service_content", (v) => v],
       contextThroughTs: ["context_through_ts", (v) => v],
+      runStartedAt: ["run_started_at", (v) => v],
     };
     for (const [key, value] of Object.entries(change)) {
       const entry = map[key];

@@ -61,3 +61,26 @@ describe("a stop the service does not take", () => {
     expect(reply).not.toMatch(/Stopped/);
   }, 30_000);
 });
+
+describe("the run time limit", () => {
+  it("counts from the run's start, across a restart", async () => {
+    h = await startHarness({ env: { RUN_TIMEOUT_SECONDS: "600" } });
+    const x = h;
+    x.sim.control.enqueueAnswer({ text: "Thinking out loud", hang: true });
+    const { threadTs, ts } = await x.mention("<@UBOT> never finish");
+    await x.slack.waitFor((s) =>
+      s.replies(CHANNEL, threadTs).some((m) => s.visibleText(m).includes("Thinking")),
+    );
+    // The run started eleven minutes ago, as far as the record goes.
+    x.bot.db
+      .prepare("UPDATE turns SET run_started_at = ? WHERE message_ts = ?")
+      .run(Date.now() - 11 * 60_000, ts);
+    await x.restart({ SHUTDOWN_GRACE_SECONDS: "0" });
+    const [reply] = await x.settled(CHANNEL, threadTs, 1, 15_000);
+    expect(reply).toContain(
+      "The assistant did not finish within 10 minutes, so the run was stopped.",
+    );
+    expect(x.sim.control.requests.filter((r) => r.path.endsWith("/stop"))).toHaveLength(1);
+    expect(x.sim.control.counts().runs).toBe(1);
+  }, 30_000);
+});
