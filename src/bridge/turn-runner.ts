@@ -4,6 +4,7 @@ import type { SettingsStore } from "../store/settings.js";
 import type { Turn, TurnOutcome, TurnStore } from "../store/turns.js";
 import { throughOutage } from "./outage.js";
 import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
+import { QuestionPost } from "./question-post.js";
 import type { Relay } from "./relay.js";
 import type { TurnContent } from "./turn-content.js";
 import {
@@ -71,8 +72,15 @@ export class TurnRunner {
   /** Stops asked for turns that wait behind an earlier turn of their conversation. */
   private readonly pendingStops = new Map<string, string>();
   private readonly closing = new AbortController();
+  private readonly question: QuestionPost;
 
-  constructor(private readonly deps: TurnRunnerDeps) {}
+  constructor(private readonly deps: TurnRunnerDeps) {
+    this.question = new QuestionPost({
+      service: deps.service,
+      turns: deps.turns,
+      content: deps.content,
+    });
+  }
 
   async run(turnId: string): Promise<void> {
     const { turns, logger } = this.deps;
@@ -187,25 +195,13 @@ export class TurnRunner {
 
     if (!turn.serviceMessageId) {
       if (active.stoppedBy) return undefined;
-      const content = this.deps.content
-        ? await this.deps.content.of(turn, conversation, signal)
-        : turn.content;
-      if (active.stoppedBy) return undefined;
-      const messageId = await throughOutage(async () => {
-        // A post that may have reached the service (a crash or an ambiguous failure after
-        // sending) is looked for before posting again: never post a question twice.
-        if (turn.postAttempted) {
-          const found = await this.findPosted(tid, content, turn.conversationId);
-          if (found) return found;
-        }
-        turn.postAttempted = true;
-        turns.update(turn.id, { postAttempted: true });
-        const message = await service.postMessage(tid, { content }, { party });
-        return message.id;
-      }, outage);
-      turn.serviceMessageId = messageId;
-      turns.update(turn.id, { serviceMessageId: messageId, state: "message_posted" });
-      this.deps.content?.posted(turn);
+      const posted = await this.question.post(turn, conversation, tid, {
+        outage,
+        signal,
+        party,
+        stopped: () => active.stoppedBy !== undefined,
+      });
+      if (!posted) return undefined;
     }
 
     if (!turn.runId) {
@@ -387,26 +383,6 @@ export class TurnRunner {
       this.deps.logger.warn({ run: runId, err: errorSummary(error) }, "stopping the run failed");
       return false;
     }
-  }
-
-  /**
-   * This turn's message, if an earlier attempt posted it: the newest user message with the
-   * same content that comes after every message earlier turns of the conversation posted
-   * (the same question asked twice must not be taken for the earlier one).
-   */
-  private async findPosted(
-    threadId: string,
-    content: string,
-    conversationId: number,
-  ): Promise<string | undefined> {
-    const claimed = this.deps.turns.serviceMessageIds(conversationId);
-    const messages = await this.deps.service.listMessages(threadId);
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i];
-      if (!message || claimed.has(message.id)) return undefined;
-      if (message.content === content && (message.role ?? "user") === "user") return message.id;
-    }
-    return undefined;
   }
 }
 
