@@ -3,6 +3,7 @@ import type { Turn, TurnStore } from "../store/turns.js";
 import { ConversationQueue } from "./conversation-queue.js";
 import type { Inbound } from "./inbound.js";
 import type { ReplySink } from "./ports.js";
+import { turnReply } from "./turn-reply.js";
 import type { BridgeLogger, TurnRunner } from "./turn-runner.js";
 
 /**
@@ -181,16 +182,7 @@ export class Bridge {
   private async placeholder(turn: Turn, ahead: number): Promise<void> {
     const { replies, turns, logger } = this.deps;
     if (!replies || ahead === 0 || turn.replyParts.length > 0) return;
-    const reply = replies.reply(
-      {
-        turnId: turn.id,
-        team: turn.team,
-        channel: turn.channel,
-        threadTs: turn.threadTs,
-        parts: [],
-      },
-      (parts) => turns.update(turn.id, { replyParts: parts, replyTs: parts[0] ?? null }),
-    );
+    const reply = turnReply(replies, turns, turn);
     try {
       await reply.open({ body: "", phase: { kind: "queued", ahead }, notes: turn.notes });
     } catch (error) {

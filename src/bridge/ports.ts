@@ -65,11 +65,23 @@ export interface ReplyTarget {
   threadTs: string;
   /** Reply messages already posted for this turn (after a restart), in order. */
   parts: string[];
+  /**
+   * A post of the first reply message was sent before (a crash may have kept its ts from
+   * being recorded): the sink looks for it in the thread before posting another.
+   */
+  postAttempted?: boolean;
+}
+
+/** What the sink tells its owner, to be recorded on the turn. */
+export interface ReplyRecorder {
+  /** The list of the turn's reply messages changed. */
+  parts(parts: string[]): void;
+  /** The first reply message is about to be posted. */
+  posting(): void;
 }
 
 export interface ReplySink {
-  /** `onParts` is told every time the list of the turn's reply messages changes. */
-  reply(target: ReplyTarget, onParts: (parts: string[]) => void): Reply;
+  reply(target: ReplyTarget, recorder: ReplyRecorder): Reply;
 }
 
 /** One message of a Slack thread, as the thread context sees it (no Slack markup left). */

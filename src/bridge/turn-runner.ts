@@ -15,6 +15,7 @@ import {
   STILL_TRYING,
   timeoutMessage,
 } from "./turn-ending.js";
+import { turnReply } from "./turn-reply.js";
 
 export interface BridgeLogger {
   debug(obj: object, msg?: string): void;
@@ -361,17 +362,7 @@ export class TurnRunner {
   }
 
   private replyFor(turn: Turn): Reply {
-    const { turns } = this.deps;
-    return this.deps.replies.reply(
-      {
-        turnId: turn.id,
-        team: turn.team,
-        channel: turn.channel,
-        threadTs: turn.threadTs,
-        parts: turn.replyParts,
-      },
-      (parts) => turns.update(turn.id, { replyParts: parts, replyTs: parts[0] ?? null }),
-    );
+    return turnReply(this.deps.replies, this.deps.turns, turn);
   }
 
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */

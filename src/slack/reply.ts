@@ -1,4 +1,4 @@
-import type { Reply, ReplySink, ReplyTarget, ReplyView } from "../bridge/ports.js";
+import type { Reply, ReplyRecorder, ReplySink, ReplyTarget, ReplyView } from "../bridge/ports.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
 import { splitAnswer, splitInterim } from "./render.js";
@@ -15,14 +15,23 @@ export interface SlackReplySinkOptions {
   pacer: Pacer<ReplyPayload>;
   postGate: PostGate;
   onError?: (error: unknown, what: string) => void;
+  /**
+   * Finds the turn's placeholder in its thread (the message whose Stop button carries the
+   * turn id), for a turn whose first post may have reached Slack unrecorded.
+   */
+  findReply?: (where: {
+    channel: string;
+    threadTs: string;
+    turnId: string;
+  }) => Promise<string | undefined>;
 }
 
 /** Writes each turn's reply as Slack messages: one placeholder, paced edits, continuations. */
 export class SlackReplySink implements ReplySink {
   constructor(private readonly options: SlackReplySinkOptions) {}
 
-  reply(target: ReplyTarget, onParts: (parts: string[]) => void): Reply {
-    return new SlackReply(target, onParts, this.options);
+  reply(target: ReplyTarget, recorder: ReplyRecorder): Reply {
+    return new SlackReply(target, recorder, this.options);
   }
 }
 
@@ -41,7 +50,7 @@ class SlackReply implements Reply {
 
   constructor(
     private readonly target: ReplyTarget,
-    private readonly onParts: (parts: string[]) => void,
+    private readonly recorder: ReplyRecorder,
     private readonly options: SlackReplySinkOptions,
   ) {
     this.parts = [...target.parts];
@@ -127,7 +136,7 @@ class SlackReply implements Reply {
     if (final && this.parts.length > bodies.length) {
       // The stream showed more parts than the final answer has: remove the extra ones.
       const extra = this.parts.splice(bodies.length);
-      this.onParts([...this.parts]);
+      this.recorder.parts([...this.parts]);
       for (const ts of extra) {
         await this.options.client
           .deleteMessage({ channel: this.target.channel, ts })
@@ -147,12 +156,25 @@ class SlackReply implements Reply {
   }
 
   private async post(payload: ReplyPayload): Promise<void> {
-    const { channel, threadTs, team } = this.target;
+    const { channel, threadTs, team, turnId } = this.target;
+    if (this.parts.length === 0) {
+      // A crash may have come between Slack taking the placeholder and the bot recording
+      // it: continue in that message rather than leave a second one spinning beside it.
+      const found = this.target.postAttempted
+        ? await this.options.findReply?.({ channel, threadTs, turnId }).catch(() => undefined)
+        : undefined;
+      if (found !== undefined) {
+        this.parts.push(found);
+        this.recorder.parts([...this.parts]);
+        return;
+      }
+      this.recorder.posting();
+    }
     const result = await this.options.postGate.post({ team, channel }, () =>
       this.options.client.postMessage({ channel, thread_ts: threadTs, ...payload }),
     );
     this.sent.set(this.parts.length, JSON.stringify(payload));
     this.parts.push(result.ts);
-    this.onParts([...this.parts]);
+    this.recorder.parts([...this.parts]);
   }
 }

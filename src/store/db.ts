@@ -62,6 +62,8 @@ const MIGRATIONS: readonly string[] = [
    ALTER TABLE turns ADD COLUMN context_through_ts TEXT;`,
   // When the run started (epoch ms): the run timeout counts from it across restarts.
   "ALTER TABLE turns ADD COLUMN run_started_at INTEGER;",
+  // The first reply message may have reached Slack: after a crash it is looked for first.
+  "ALTER TABLE turns ADD COLUMN reply_post_attempted INTEGER NOT NULL DEFAULT 0;",
 ];
 
 export class DatabaseOpenError extends Error {

@@ -46,6 +46,8 @@ export interface Turn {
   contextThroughTs: string | null;
   /** When the run started, epoch ms; null before. */
   runStartedAt: number | null;
+  /** The placeholder's post was sent (it may be in Slack even if its ts was not recorded). */
+  replyPostAttempted: boolean;
 }
 
 export interface NewTurn {
@@ -83,6 +85,7 @@ interface Row {
   service_content: string | null;
   context_through_ts: string | null;
   run_started_at: number | null;
+  reply_post_attempted: number;
 }
 
 const toTurn = (r: Row): Turn => ({
@@ -109,6 +112,7 @@ const toTurn = (r: Row): Turn => ({
   serviceContent: r.service_content,
   contextThroughTs: r.context_through_ts,
   runStartedAt: r.run_started_at,
+  replyPostAttempted: r.reply_post_attempted === 1,
 });
 
 export class TurnStore {
@@ -214,6 +218,7 @@ export class TurnStore {
         | "serviceContent"
         | "contextThroughTs"
         | "runStartedAt"
+        | "replyPostAttempted"
       >
     >,
   ): void {
@@ -234,6 +239,7 @@ export class TurnStore {
       serviceContent: ["service_content", (v) => v],
       contextThroughTs: ["context_through_ts", (v) => v],
       runStartedAt: ["run_started_at", (v) => v],
+      replyPostAttempted: ["reply_post_attempted", (v) => (v ? 1 : 0)],
     };
     for (const [key, value] of Object.entries(change)) {
       const entry = map[key];

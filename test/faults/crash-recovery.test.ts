@@ -149,6 +149,28 @@ describe("the bot killed and started again", () => {
     expect(sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
   });
 
+  it("continues in the placeholder Slack took when the bot died before recording it", async () => {
+    sim.control.enqueueAnswer({ text: "One reply, not two." });
+    const slackProxy = await proxy(slack.apiUrl);
+    // Slack stores the placeholder, but its answer (the ts) never reaches the bot.
+    slackProxy.add({ path: /chat\.postMessage$/, action: "hold-response", count: 1 });
+    const first = await launch({ slack: `${slackProxy.url}/api/` });
+    const { ts } = await mentionChild(first, seed, {
+      text: "<@UBOT> only once?",
+      channel: CHANNEL,
+      user: USER,
+    });
+    await slackProxy.held();
+    await slack.waitFor((s) => s.replies(CHANNEL, ts).length === 1);
+    await first.kill("SIGKILL");
+
+    await launch();
+    const transcript = await settled(ts);
+    expect(transcript).toEqual([expect.stringContaining("One reply, not two.")]);
+    expect(slack.callsTo("chat.postMessage")).toHaveLength(1);
+    expect(sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+  });
+
   it("answers a Slack retry once, before and after a restart", async () => {
     sim.control.enqueueAnswer({ text: "Exactly once." });
     const first = await launch();
