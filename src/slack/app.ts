@@ -53,13 +53,15 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
       installerOptions: { clientOptions },
       autoReconnectEnabled: true,
     });
-    return new App({
+    const app = new App({
       token: options.botToken,
       receiver,
       logger: options.logger,
       clientOptions,
       deferInitialization: true,
     });
+    acknowledgeAfterListeners(receiver, app, options.logger);
+    return app;
   }
   if (!options.signingSecret) throw new Error("SLACK_SIGNING_SECRET is required in HTTP mode.");
   const receiver = new HTTPReceiver({
@@ -108,4 +110,54 @@ export async function verifySlackToken(app: BoltApp, apiUrl: string): Promise<vo
 export function listeningPort(server: unknown): number | undefined {
   const address = (server as Server | undefined)?.address?.();
   return address && typeof address === "object" ? (address as AddressInfo).port : undefined;
+}
+
+/**
+ * Socket Mode's counterpart of `processBeforeResponse`. Bolt acknowledges an Events API
+ * envelope before any listener runs, so a crash just after would lose the message: Slack
+ * does not send an acknowledged envelope again. Here the acknowledgement (with any
+ * response payload a listener gave) is sent once the listeners have returned, so the turn
+ * is recorded first; listeners return within milliseconds (slow work is detached).
+ */
+function acknowledgeAfterListeners(
+  receiver: InstanceType<typeof SocketModeReceiver>,
+  app: App,
+  logger: BoltLogger,
+): void {
+  const client = receiver.client;
+  client.removeAllListeners("slack_event");
+  client.on(
+    "slack_event",
+    async (args: {
+      body: Record<string, unknown>;
+      ack: (response?: Record<string, unknown>) => Promise<void>;
+      retry_num?: number;
+      retry_reason?: string;
+    }) => {
+      let response: Record<string, unknown> | undefined;
+      let acknowledged = false;
+      const ack = async (body?: unknown) => {
+        if (acknowledged) return;
+        acknowledged = true;
+        // Passed on as Bolt's own Socket Mode ack passes it.
+        response = body as Record<string, unknown> | undefined;
+      };
+      try {
+        await app.processEvent({
+          body: args.body,
+          ack,
+          ...(args.retry_num !== undefined ? { retryNum: args.retry_num } : {}),
+          ...(args.retry_reason !== undefined ? { retryReason: args.retry_reason } : {}),
+          customProperties: {},
+        });
+      } catch (error) {
+        logger.error(`Socket Mode event failed: ${error instanceof Error ? error.message : error}`);
+      }
+      try {
+        await args.ack(response);
+      } catch (error) {
+        logger.warn(`Socket Mode ack failed: ${error instanceof Error ? error.message : error}`);
+      }
+    },
+  );
 }

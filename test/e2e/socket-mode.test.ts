@@ -33,6 +33,23 @@ describe("Socket Mode", () => {
     expect(x.sim.control.counts().runs).toBe(1);
   });
 
+  it("acknowledges an event only once the question is recorded", async () => {
+    h = await startHarness({ socketMode: true });
+    const x = h;
+    x.slack.seedUser({ id: "U0BOB", name: "bob", real_name: "Bob" });
+    const ts = nextTs();
+    const text = "<@UBOT> what does <@U0BOB> think?";
+    x.slack.seedMessage({ channel: CHANNEL, ts, user: USER, text });
+    // Naming Bob costs the listener a users.info round trip before it records the turn.
+    await x.slack.socket.send(
+      "events_api",
+      eventEnvelope(appMention({ channel: CHANNEL, user: USER, text, ts })),
+    );
+    const recorded = x.bot.db.prepare("SELECT content FROM turns WHERE message_ts = ?").all(ts);
+    expect(recorded).toEqual([{ content: "what does @Bob think?" }]);
+    await x.settled(CHANNEL, ts);
+  });
+
   it("answers the slash command in the socket acknowledgement, ephemerally", async () => {
     h = await startHarness({ socketMode: true });
     const ack = await h.slack.socket.send(
