@@ -17,7 +17,8 @@ import { registerMessageListeners } from "./slack/listeners.js";
 import { Pacer } from "./slack/pacer.js";
 import { PostGate } from "./slack/post-gate.js";
 import { SlackReplySink } from "./slack/reply.js";
-import { type ReplyPayload, STOP_ACTION_ID } from "./slack/reply-blocks.js";
+import type { ReplyPayload } from "./slack/reply-blocks.js";
+import { findReplyInThread } from "./slack/reply-lookup.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
@@ -316,34 +317,4 @@ async function within(work: Promise<void>, ms: number): Promise<void> {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/**
- * The bot's message in the thread whose Stop button carries this turn id: a placeholder
- * Slack took before a crash kept its ts from being recorded. Reads at most five pages.
- */
-async function findReplyInThread(
-  app: BoltApp,
-  where: { channel: string; threadTs: string; turnId: string },
-): Promise<string | undefined> {
-  let cursor: string | undefined;
-  for (let page = 0; page < 5; page++) {
-    const result = await app.client.conversations.replies({
-      channel: where.channel,
-      ts: where.threadTs,
-      limit: 200,
-      ...(cursor ? { cursor } : {}),
-    });
-    for (const message of result.messages ?? []) {
-      const carriesTurn = (message.blocks ?? []).some((block) =>
-        ((block as { elements?: { action_id?: string; value?: string }[] }).elements ?? []).some(
-          (element) => element.action_id === STOP_ACTION_ID && element.value === where.turnId,
-        ),
-      );
-      if (carriesTurn && typeof message.ts === "string") return message.ts;
-    }
-    cursor = result.response_metadata?.next_cursor || undefined;
-    if (!cursor) return undefined;
-  }
-  return undefined;
 }

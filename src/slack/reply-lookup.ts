@@ -1,0 +1,32 @@
+import type { BoltApp } from "./app.js";
+import { STOP_ACTION_ID } from "./reply-blocks.js";
+
+/**
+ * The bot's message in the thread whose Stop button carries this turn id: a placeholder
+ * Slack took before a crash kept its ts from being recorded. Reads at most five pages.
+ */
+export async function findReplyInThread(
+  app: BoltApp,
+  where: { channel: string; threadTs: string; turnId: string },
+): Promise<string | undefined> {
+  let cursor: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const result = await app.client.conversations.replies({
+      channel: where.channel,
+      ts: where.threadTs,
+      limit: 200,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const message of result.messages ?? []) {
+      const carriesTurn = (message.blocks ?? []).some((block) =>
+        ((block as { elements?: { action_id?: string; value?: string }[] }).elements ?? []).some(
+          (element) => element.action_id === STOP_ACTION_ID && element.value === where.turnId,
+        ),
+      );
+      if (carriesTurn && typeof message.ts === "string") return message.ts;
+    }
+    cursor = result.response_metadata?.next_cursor || undefined;
+    if (!cursor) return undefined;
+  }
+  return undefined;
+}
