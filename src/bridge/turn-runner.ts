@@ -6,6 +6,7 @@ import { throughOutage } from "./outage.js";
 import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
 import { QuestionPost } from "./question-post.js";
 import type { Relay } from "./relay.js";
+import { RunStart } from "./run-start.js";
 import type { TurnContent } from "./turn-content.js";
 import {
   describeFailure,
@@ -74,6 +75,7 @@ export class TurnRunner {
   private readonly pendingStops = new Map<string, string>();
   private readonly closing = new AbortController();
   private readonly question: QuestionPost;
+  private readonly runStart: RunStart;
 
   constructor(private readonly deps: TurnRunnerDeps) {
     this.question = new QuestionPost({
@@ -81,6 +83,7 @@ export class TurnRunner {
       turns: deps.turns,
       content: deps.content,
     });
+    this.runStart = new RunStart(deps);
   }
 
   async run(turnId: string): Promise<void> {
@@ -147,7 +150,7 @@ export class TurnRunner {
     reply: Reply,
     onText: (text: string) => void,
   ): Promise<Run | undefined> {
-    const { service, turns, conversations, settings, relay } = this.deps;
+    const { service, conversations, relay } = this.deps;
     const signal = active.controller.signal;
     // The note keeps what was written so far on screen: the answer resumes under it.
     let written = "";
@@ -205,52 +208,24 @@ export class TurnRunner {
       if (!posted) return undefined;
     }
 
-    if (!turn.runId) {
+    let runId = turn.runId;
+    if (!runId) {
       if (active.stoppedBy) return undefined;
-      const settingsKey = { team: turn.team, channel: turn.channel, user: turn.user };
-      let runSettings = settings.get(settingsKey);
-      let run: Run;
-      try {
-        run = await throughOutage(() => {
-          // Read when the start is sent (after any wait in the budget, on every attempt):
-          // the run gets the settings in force at the moment it starts.
-          return service.startRun(
-            tid,
-            () => {
-              runSettings = settings.get(settingsKey);
-              return { triggerMessageId: turn.serviceMessageId as string, ...runSettings };
-            },
-            {
-              party,
-              signal,
-              onQueued: (p) => {
-                showsWaiting = true;
-                reply.show({
-                  body: "",
-                  phase: { kind: "queued", ahead: p.position },
-                  notes: turn.notes,
-                });
-              },
-            },
-          );
-        }, outage);
-      } catch (error) {
-        if (active.stoppedBy && signal.aborted) return undefined;
-        throw error;
-      }
-      active.runId = run.id;
-      turn.runId = run.id;
-      turn.runStartedAt = this.deps.now();
-      turns.update(turn.id, {
-        runId: run.id,
-        settings: runSettings,
-        state: "run_started",
-        runStartedAt: turn.runStartedAt,
+      const started = await this.runStart.start(turn, tid, {
+        outage,
+        signal,
+        party,
+        stopped: () => active.stoppedBy !== undefined,
+        onQueued: (ahead) => {
+          showsWaiting = true;
+          reply.show({ body: "", phase: { kind: "queued", ahead }, notes: turn.notes });
+        },
       });
+      if (started === undefined) return undefined;
+      active.runId = runId = started;
       if (showsWaiting) reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
     }
 
-    const runId = turn.runId;
     if (active.stoppedBy) await this.stopRun(runId, turn.user);
     // Following ends when the bot shuts down, or when a timed-out run is not stopped either.
     const abandon = new AbortController();
