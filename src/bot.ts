@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { Bridge } from "./bridge/bridge.js";
 import { Relay } from "./bridge/relay.js";
 import { TurnContent } from "./bridge/turn-content.js";
@@ -11,6 +12,7 @@ import { serviceProbe } from "./observability/service-probe.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
+import { settleWithin } from "./settle-within.js";
 import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
@@ -39,19 +41,9 @@ export interface Bot {
   stop(graceMs?: number): Promise<void>;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/** Node's abortable timer: rejects when the signal aborts. */
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  delay(ms, undefined, signal ? { signal } : {});
 
 /** The composition root: config → store → service client → bridge → Slack app. */
 export function createBot(config: Config, logger: Logger): Bot {
@@ -277,18 +269,12 @@ export function createBot(config: Config, logger: Logger): Bot {
       bridge.close();
       // Not ready from the start of the shutdown: a load balancer sends new events elsewhere.
       slackConnection?.stopped();
-      await within(bridge.idle(), graceMs);
+      await settleWithin(bridge.idle(), graceMs);
       // What is left stops where it is, stored as it is, and resumes at the next start.
       bridge.shutdown();
-      await within(bridge.idle(), UNWIND_MS);
+      await settleWithin(bridge.idle(), UNWIND_MS);
       // A client that holds its connection open (a half-sent request) must not hold the exit.
-      await within(
-        app.stop().then(
-          () => undefined,
-          () => undefined,
-        ),
-        UNWIND_MS,
-      );
+      await settleWithin(app.stop(), UNWIND_MS);
       await opsServer?.close();
       pacer.close();
       await service.close();
@@ -301,19 +287,6 @@ export function createBot(config: Config, logger: Logger): Bot {
 
 /** How long turns may take to unwind once told to stop, after the grace period, ms. */
 const UNWIND_MS = 2_000;
-
-/** Waits for `work`, but no longer than `ms`. */
-async function within(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);

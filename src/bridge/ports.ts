@@ -1,12 +1,10 @@
 import type { RunStreamUpdate } from "../service/run-stream.js";
-import type { Message, Run, RunSettings, Thread } from "../service/schemas.js";
+import type { Message, Run, RunStartBody, Thread } from "../service/schemas.js";
 
 /**
  * The small interfaces the bridge talks to. The bridge knows neither Bolt nor undici:
  * the Slack side implements ReplySink, the service client implements AssistantService.
  */
-
-export type RunStartBody = { triggerMessageId: string } & RunSettings;
 
 export interface CallOptions {
   signal?: AbortSignal;

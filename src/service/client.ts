@@ -28,8 +28,8 @@ import {
   MessageSchema,
   type Run,
   RunSchema,
-  type RunSettings,
   RunSettingsSchema,
+  type RunStartBody,
   type Thread,
   ThreadSchema,
 } from "./schemas.js";
@@ -238,8 +238,6 @@ function segment(id: string): string {
   if (id === "") throw new TypeError("an id must not be empty");
   return encodeURIComponent(id);
 }
-
-export type RunStartBody = { triggerMessageId: string } & RunSettings;
 
 /** The run-start body: the trigger and only the settings that are set, validated. */
 function runStartPayload(

@@ -28,6 +28,9 @@ export const RunSettingsSchema = z.object({
 });
 export type RunSettings = z.infer<typeof RunSettingsSchema>;
 
+/** The body of a run start: the trigger message and the settings that are set. */
+export type RunStartBody = { triggerMessageId: string } & RunSettings;
+
 export const ThreadSchema = z.looseObject({
   id: z.string().min(1),
   assistantId: z.string().optional(),

@@ -2,8 +2,10 @@ import type { Bridge } from "../bridge/bridge.js";
 import { parseCommand, usageLines } from "../controls/command-table.js";
 import type { Logger } from "../logger.js";
 import type { RunSettings } from "../service/schemas.js";
+import { settleWithin } from "../settle-within.js";
 import type { SettingsStore } from "../store/settings.js";
 import type { BoltApp } from "./app.js";
+import { STOP_ACTION_ID } from "./reply-blocks.js";
 
 export interface ControlDeps {
   bridge: Bridge;
@@ -12,8 +14,6 @@ export interface ControlDeps {
   /** A link to a reply message, best effort (undefined when it cannot be had quickly). */
   permalink: (channel: string, ts: string) => Promise<string | undefined>;
 }
-
-export const STOP_ACTION_ID = "stop_run";
 
 /** Told when the service did not take a stop even after retrying. */
 export const STOP_FAILED =
@@ -99,12 +99,13 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         else {
           lines.push(`Your answers in progress here (${mine.length}):`);
           // A turn whose placeholder could not be posted has no reply: link its question instead.
-          const links = await withDeadline(
+          const lookup = await settleWithin(
             Promise.all(
               mine.map(({ turn }) => deps.permalink(key.channel, turn.replyTs ?? turn.messageTs)),
             ),
             1_500,
           );
+          const links = lookup.state === "fulfilled" ? lookup.value : undefined;
           mine.forEach(({ turn, running }, i) => {
             const state = running
               ? turn.runId
@@ -146,16 +147,4 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       deps.logger.warn({ err: String(error) }, "stop button: could not stop or say why");
     });
   });
-}
-
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([work.catch(() => undefined), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

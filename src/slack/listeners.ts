@@ -1,5 +1,6 @@
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
+import { settleWithin } from "../settle-within.js";
 import type { BoltApp } from "./app.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
@@ -11,18 +12,6 @@ export const OVER_LIMIT_NOTE =
 
 /** Longest wait for people's names before a message is recorded anyway, ms. */
 const NAME_LOOKUP_MS = 1_000;
-
-/** Resolves when `work` settles or after `ms`, whichever comes first; never rejects. */
-async function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    work.catch(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
-}
 
 /** Posts a note only the person sees, in the thread of their message. */
 type Whisper = (args: {
@@ -66,7 +55,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);
     // Names of people not yet known are looked up (users.info), but never for long: the
     // acknowledgement waits for this listener, and an id is readable enough.
-    if (others.length > 0) await withinMs(deps.users.resolve(others), NAME_LOOKUP_MS);
+    if (others.length > 0) await settleWithin(deps.users.resolve(others), NAME_LOOKUP_MS);
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
     const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
     const result = deps.bridge.accept({ ...inbound, text });

@@ -2,6 +2,7 @@ import type { MessageShortcut } from "@slack/bolt";
 import { z } from "zod";
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
+import { settleWithin } from "../settle-within.js";
 import type { BoltApp } from "./app.js";
 import { classifyCallFailure } from "./call-failure.js";
 
@@ -209,29 +210,5 @@ function parseJson(text: string): unknown {
     return JSON.parse(text);
   } catch {
     return undefined;
-  }
-}
-
-type Settled<T> =
-  | { state: "fulfilled"; value: T }
-  | { state: "rejected"; error: unknown }
-  | { state: "pending" };
-
-/** How `work` stands after at most `ms`; it goes on either way. */
-async function settleWithin<T>(work: Promise<T>, ms: number): Promise<Settled<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const pending = new Promise<Settled<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ state: "pending" }), ms);
-  });
-  try {
-    return await Promise.race([
-      work.then(
-        (value): Settled<T> => ({ state: "fulfilled", value }),
-        (error: unknown): Settled<T> => ({ state: "rejected", error }),
-      ),
-      pending,
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
