@@ -1,6 +1,6 @@
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
-import { settleWithin } from "../settle-within.js";
+import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";

@@ -2,7 +2,7 @@ import type { MessageShortcut } from "@slack/bolt";
 import { z } from "zod";
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
-import { settleWithin } from "../settle-within.js";
+import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { classifyCallFailure } from "./call-failure.js";
 

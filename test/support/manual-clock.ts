@@ -1,0 +1,85 @@
+import type { Clock } from "../../src/time.js";
+
+interface Scheduled {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/**
+ * A clock that moves only when the test says so. Timers and sleeps wait on it; `advance`
+ * moves time forward, firing what falls due in order and letting promises settle in
+ * between, so code under test sees time pass exactly as it would, without a real wait.
+ */
+export class ManualClock implements Clock {
+  private current: number;
+  private seq = 0;
+  private scheduled: Scheduled[] = [];
+  private watchers: (() => void)[] = [];
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  timer(ms: number, fn: () => void): () => void {
+    const entry: Scheduled = { at: this.current + Math.max(0, ms), seq: this.seq++, fn };
+    this.scheduled.push(entry);
+    for (const watch of this.watchers.splice(0)) watch();
+    return () => {
+      this.scheduled = this.scheduled.filter((s) => s !== entry);
+    };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        cancel();
+        reject(signal?.reason);
+      };
+      const cancel = this.timer(ms, () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Timers set and not yet fired or cancelled. */
+  get pending(): number {
+    return this.scheduled.length;
+  }
+
+  /** Resolves once at least `count` timers are waiting (the code under test reached its wait). */
+  async waitForTimers(count = 1): Promise<void> {
+    while (this.scheduled.length < count) {
+      await new Promise<void>((resolve) => this.watchers.push(resolve));
+    }
+  }
+
+  /** Moves time forward by `ms`, firing every timer that falls due, in order. */
+  async advance(ms: number): Promise<void> {
+    const until = this.current + ms;
+    for (;;) {
+      await settle();
+      const next = this.scheduled
+        .filter((s) => s.at <= until)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!next) break;
+      this.scheduled = this.scheduled.filter((s) => s !== next);
+      this.current = Math.max(this.current, next.at);
+      next.fn();
+    }
+    this.current = until;
+    await settle();
+  }
+}
+
+/** Lets pending promise callbacks and I/O callbacks run. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
