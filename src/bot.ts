@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { Bridge } from "./bridge/bridge.js";
 import { Relay } from "./bridge/relay.js";
 import { TurnContent } from "./bridge/turn-content.js";
@@ -18,21 +17,20 @@ import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
 import { Pacer } from "./slack/pacer.js";
 import { PostGate } from "./slack/post-gate.js";
-import { SlackReplySink } from "./slack/reply.js";
+import { PacedEdits } from "./slack/reply.js";
 import type { ReplyPayload } from "./slack/reply-blocks.js";
 import { findReplyInThread } from "./slack/reply-lookup.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
-import { ConversationStore } from "./store/conversations.js";
-import { type Db, openDatabase } from "./store/db.js";
-import { SettingsStore } from "./store/settings.js";
-import { TurnStore } from "./store/turns.js";
+import { openSqliteStores } from "./store/sqlite/open.js";
+import type { Stores } from "./store/stores.js";
+import { type Clock, systemClock } from "./time.js";
 
 export interface Bot {
   app: BoltApp;
   bridge: Bridge;
-  db: Db;
+  stores: Stores;
   metrics: Metrics;
   service: ServiceClient;
   /** Starts Slack and resumes unfinished turns; resolves with the HTTP port. */
@@ -41,17 +39,11 @@ export interface Bot {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Node's abortable timer: rejects when the signal aborts. */
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  delay(ms, undefined, signal ? { signal } : {});
-
 /** The composition root: config → store → service client → bridge → Slack app. */
-export function createBot(config: Config, logger: Logger): Bot {
+export function createBot(config: Config, logger: Logger, clock: Clock = systemClock): Bot {
   const metrics = createMetrics();
-  const db = openDatabase(config.databasePath);
-  const conversations = new ConversationStore(db);
-  const turns = new TurnStore(db);
-  const settings = new SettingsStore(db);
+  const stores = openSqliteStores(config.databasePath, () => clock.now());
+  const { conversations, turns, settings } = stores;
 
   const budget = new ServiceBudget({
     runStartsPerMinute: config.service.runStartsPerMinute,
@@ -85,7 +77,7 @@ export function createBot(config: Config, logger: Logger): Bot {
   let slackConnection: SlackConnection | undefined;
   const routes: OpsRoute[] = opsRoutes(metrics, {
     checks: {
-      database: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
+      database: () => stores.ping(),
       slack: () => slackConnection?.connected() ?? false,
       service: probeService,
     },
@@ -114,7 +106,7 @@ export function createBot(config: Config, logger: Logger): Bot {
   const postGate = new PostGate({
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
-  const replies = new SlackReplySink({
+  const replies = new PacedEdits({
     client: {
       postMessage: async (args) => {
         const result = await app.client.chat.postMessage({
@@ -159,7 +151,7 @@ export function createBot(config: Config, logger: Logger): Bot {
         },
       },
       users,
-      sleep,
+      sleep: (ms, signal) => clock.sleep(ms, signal),
     }),
     turns,
     conversations,
@@ -173,14 +165,11 @@ export function createBot(config: Config, logger: Logger): Bot {
     turns,
     conversations,
     settings,
-    replies,
     logger,
     limits: config.limits,
-    now: Date.now,
-    sleep,
+    clock,
     content,
     events: {
-      onFirstText: (turn) => metrics.firstText.observe((Date.now() - turn.createdAt) / 1000),
       onFinished: (_turn, outcome, runStatus) => {
         metrics.turns.inc({ outcome });
         if (runStatus) metrics.runs.inc({ status: runStatus });
@@ -195,6 +184,7 @@ export function createBot(config: Config, logger: Logger): Bot {
     assistantFor: () => config.service.assistantId,
     replies,
     maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
+    onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),
   });
 
   registerMessageListeners(app, {
@@ -241,7 +231,7 @@ export function createBot(config: Config, logger: Logger): Bot {
   return {
     app,
     bridge,
-    db,
+    stores,
     metrics,
     service,
     async start() {
@@ -279,7 +269,7 @@ export function createBot(config: Config, logger: Logger): Bot {
       pacer.close();
       await service.close();
       await probeClient.close();
-      db.close();
+      stores.close();
       logger.info({}, "assistant bridge stopped");
     },
   };

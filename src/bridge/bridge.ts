@@ -1,10 +1,11 @@
-import type { ConversationStore } from "../store/conversations.js";
-import type { Turn, TurnStore } from "../store/turns.js";
+import type { ConversationStore, TurnStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
 import { ConversationQueue } from "./conversation-queue.js";
 import type { Inbound } from "./inbound.js";
-import type { ReplySink } from "./ports.js";
-import { turnReply } from "./turn-reply.js";
-import type { BridgeLogger, TurnRunner } from "./turn-runner.js";
+import { LiveTurn } from "./live-turn.js";
+import type { BridgeLogger, ReplyStrategy } from "./ports.js";
+import { TurnReply } from "./turn-reply.js";
+import type { TurnRunner } from "./turn-runner.js";
 
 /**
  * `deferred`: recorded while the bot stops, answered at the next start. `over_limit`: the
@@ -21,8 +22,10 @@ export interface BridgeDeps {
   logger: BridgeLogger;
   /** The assistant a new conversation talks to. */
   assistantFor: (inbound: Inbound) => string;
-  /** Shows a placeholder at once for a turn that waits behind an earlier one. */
-  replies?: ReplySink;
+  /** How replies reach Slack. */
+  replies: ReplyStrategy;
+  /** The first words of an answer were shown (metrics). */
+  onFirstText?: (turn: Turn) => void;
   /** Most unfinished turns one person may have in a workspace; default no limit. */
   maxQueuedPerPerson?: number;
 }
@@ -36,8 +39,8 @@ const FILES_NOTE =
  */
 export class Bridge {
   private readonly queue = new ConversationQueue();
-  /** Queued placeholders still being posted, by turn id. */
-  private readonly opening = new Map<string, Promise<void>>();
+  /** The turns this process holds, waiting or running, by id. */
+  private readonly live = new Map<string, LiveTurn>();
   private accepting = true;
 
   constructor(private readonly deps: BridgeDeps) {}
@@ -71,7 +74,7 @@ export class Bridge {
     if (!turn) return "duplicate";
     if (overLimit) {
       // Kept as finished, so that a Slack retry of this message is not answered later either.
-      turns.update(turn.id, { state: "finished", outcome: "error" });
+      turns.finish(turn.id, { outcome: "error" });
       this.deps.logger.info({ turn: turn.id, limit }, "turn refused: too many queued turns");
       return "over_limit";
     }
@@ -135,7 +138,7 @@ export class Bridge {
   activeFor(team: string, channel: string, user: string): { turn: Turn; running: boolean }[] {
     return this.deps.turns
       .activeFor(team, channel, user)
-      .map((turn) => ({ turn, running: this.deps.runner.active.has(turn.id) }));
+      .map((turn) => ({ turn, running: this.live.get(turn.id)?.stage === "running" }));
   }
 
   /** The Slack user who asked the question of this turn. */
@@ -164,36 +167,30 @@ export class Bridge {
   }
 
   private schedule(turn: Turn): void {
-    const key = `${turn.team}:${turn.channel}:${turn.threadTs}`;
-    const opened = this.placeholder(turn, this.queue.pending(key));
-    this.opening.set(turn.id, opened);
-    void opened.finally(() => this.opening.delete(turn.id));
-    void this.queue.add(key, async () => {
-      await opened;
-      await this.deps.runner.run(turn.id);
-    });
+    const live = new LiveTurn(turn.id, this.replyOf(turn));
+    this.live.set(turn.id, live);
+    const key = String(turn.conversationId);
+    const ahead = this.queue.pending(key);
+    // Behind an earlier turn of its thread, a turn shows its placeholder now ("Queued — 1
+    // ahead") rather than when its turn comes, so the person sees at once it was heard.
+    if (ahead > 0 && turn.replyParts.length === 0) {
+      live.reply.open({ kind: "queued", ahead, where: "thread" }).catch((error: unknown) => {
+        this.deps.logger.warn({ turn: turn.id, err: String(error) }, "could not post the queued placeholder");
+      });
+    }
+    void this.queue
+      .add(key, () => this.deps.runner.run(live))
+      .finally(() => this.live.delete(turn.id));
   }
 
-  /**
-   * A turn behind an earlier turn of its conversation gets its placeholder now ("Queued —
-   * 1 ahead") rather than when its turn comes, so the person sees at once that it was
-   * heard. The runner finds the placeholder's ts on the turn and carries on from it.
-   */
-  private async placeholder(turn: Turn, ahead: number): Promise<void> {
-    const { replies, turns, logger } = this.deps;
-    if (!replies || ahead === 0 || turn.replyParts.length > 0) return;
-    const reply = turnReply(replies, turns, turn);
-    try {
-      await reply.open({ body: "", phase: { kind: "queued", ahead }, notes: turn.notes });
-    } catch (error) {
-      logger.warn({ turn: turn.id, err: String(error) }, "could not post the queued placeholder");
-    }
+  private replyOf(turn: Turn): TurnReply {
+    const onFirstText = this.deps.onFirstText;
+    return new TurnReply(this.deps.replies, this.deps.turns, turn, onFirstText && (() => onFirstText(turn)));
   }
 
   private async stopTurn(turn: Turn, user: string): Promise<boolean> {
-    // A stop racing the queued placeholder waits for it, so the stopped turn ends in that
-    // message rather than in a second one beside a placeholder left spinning.
-    await this.opening.get(turn.id);
-    return this.deps.runner.requestStop(turn.id, user);
+    // A turn this process does not hold (finished meanwhile, or the bot is stopping).
+    const live = this.live.get(turn.id) ?? new LiveTurn(turn.id, this.replyOf(turn));
+    return this.deps.runner.stop(live, user);
   }
 }

@@ -1,10 +1,18 @@
-import type { RunStreamUpdate } from "../service/run-stream.js";
-import type { Message, Run, RunStartBody, Thread } from "../service/schemas.js";
+import type { RunSettings } from "../store/stores.js";
 
 /**
- * The small interfaces the bridge talks to. The bridge knows neither Bolt nor undici:
- * the Slack side implements ReplySink, the service client implements AssistantService.
+ * The small interfaces the bridge talks to. The bridge knows neither Bolt nor undici: the
+ * service client implements AssistantService, the Slack side ReplyStrategy and ThreadHistory.
+ * The shapes of the service's resources are declared here, as much of them as the bridge
+ * reads; the client's parsed resources (service/schemas.ts) have them.
  */
+
+export interface BridgeLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -13,9 +21,33 @@ export interface CallOptions {
   onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
 }
 
+export type RunStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";
+
+/** A run as the service reports it; the answer is the text of its first output item. */
+export interface Run {
+  id: string;
+  status: RunStatus;
+  output?: { text?: string | null | undefined }[] | null | undefined;
+  modelUsed?: string | null | undefined;
+  error?: string | null | undefined;
+}
+
+export type RunStartBody = { triggerMessageId: string } & RunSettings;
+
+/** What a run's event stream says, in the order it says it; `end` is always last. */
+export type RunProgress =
+  | { type: "text"; text: string }
+  | { type: "status"; status: RunStatus }
+  | { type: "run"; run: Run }
+  | { type: "end"; reason: "done" | "eof" | "idle" };
+
 export interface AssistantService {
-  openThread(body: { assistantId: string; title?: string }, opts?: CallOptions): Promise<Thread>;
-  postMessage(threadId: string, body: { content: string }, opts?: CallOptions): Promise<Message>;
+  openThread(body: { assistantId: string; title?: string }, opts?: CallOptions): Promise<{ id: string }>;
+  postMessage(
+    threadId: string,
+    body: { content: string },
+    opts?: CallOptions,
+  ): Promise<{ id: string }>;
   /** `body` as a function is read when the start leaves the budget queue. */
   startRun(
     threadId: string,
@@ -23,14 +55,21 @@ export interface AssistantService {
     opts?: CallOptions,
   ): Promise<Run>;
   getRun(runId: string, opts?: CallOptions): Promise<Run>;
-  streamRun(runId: string, opts?: CallOptions): AsyncGenerator<RunStreamUpdate>;
+  streamRun(runId: string, opts?: CallOptions): AsyncGenerator<RunProgress>;
   stopRun(runId: string, opts?: CallOptions): Promise<Run | undefined>;
-  listMessages(threadId: string, opts?: CallOptions): Promise<Message[]>;
+  listMessages(
+    threadId: string,
+    opts?: CallOptions,
+  ): Promise<{ id: string; content?: string | null | undefined; role?: string | null | undefined }[]>;
 }
 
 /** What a reply shows besides the answer text. */
 export type ReplyPhase =
-  | { kind: "queued"; ahead: number }
+  /**
+   * Waiting: behind earlier turns of the same Slack thread (`thread`), or in the service's
+   * run-start budget (`service`); `ahead` counts that queue.
+   */
+  | { kind: "queued"; ahead: number; where: "thread" | "service" }
   | { kind: "starting" }
   | { kind: "working" }
   | { kind: "retrying"; note: string }
@@ -46,11 +85,14 @@ export interface ReplyView {
   notes: string[];
 }
 
-/** Where a turn's reply is shown. One per turn; the Slack side owns the messages. */
-export interface Reply {
+/**
+ * One turn's reply as Slack shows it. A strategy renders it: paced `chat.update` edits today
+ * (slack/reply.ts), native streaming next; the bridge's TurnReply never knows which.
+ */
+export interface ReplyRenderer {
   /** Posts the placeholder if the turn has none yet; resolves once it is visible. */
   open(view: ReplyView): Promise<void>;
-  /** Shows progress; paced and coalesced by the sink (the latest view wins). */
+  /** Shows progress; paced and coalesced (the latest view wins). */
   show(view: ReplyView): void;
   /** The end state; resolves once Slack shows it (or it failed for good). */
   finish(view: ReplyView): Promise<void>;
@@ -78,8 +120,9 @@ export interface ReplyRecorder {
   posting(): void;
 }
 
-export interface ReplySink {
-  reply(target: ReplyTarget, recorder: ReplyRecorder): Reply;
+export interface ReplyStrategy {
+  /** The renderer of one turn's reply; what it posts is told to `recorder` at once. */
+  render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer;
 }
 
 /** One message of a Slack thread, as the thread context sees it (no Slack markup left). */

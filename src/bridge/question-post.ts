@@ -1,57 +1,43 @@
-import type { Conversation } from "../store/conversations.js";
-import type { Turn, TurnStore } from "../store/turns.js";
-import { type OutageOptions, throughOutage } from "./outage.js";
+import type { TurnStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
+import { throughOutage } from "./outage.js";
 import type { AssistantService } from "./ports.js";
+import { serviceThreadOf } from "./thread-open.js";
 import type { TurnContent } from "./turn-content.js";
-
-export interface QuestionPostDeps {
-  service: AssistantService;
-  turns: TurnStore;
-  /** Composes the text with the thread's context; without it the question goes alone. */
-  content: TurnContent | undefined;
-}
+import type { StepContext } from "./turn-step.js";
 
 /**
- * Posts a turn's question to its service thread exactly once. The text is composed (and
- * stored) first; an attempt is recorded before it is sent; and a turn whose earlier
- * attempt may have reached the service (a crash, or a failure after sending) looks for
- * its message in the thread before posting again.
+ * The step that posts a turn's question to its service thread exactly once. The attempt
+ * is recorded before it is sent (`posting`); a turn found `posting` (a crash, or a failure
+ * after sending) looks for its message in the thread before posting again.
  */
 export class QuestionPost {
-  constructor(private readonly deps: QuestionPostDeps) {}
+  constructor(
+    private readonly deps: { service: AssistantService; turns: TurnStore; content: TurnContent },
+  ) {}
 
-  /**
-   * Posts `turn`'s question and records the service message id on the turn. Resolves
-   * false, having posted nothing, when `stopped()` turns true before the post is sent.
-   */
-  async post(
-    turn: Turn,
-    conversation: Conversation,
-    threadId: string,
-    options: { outage: OutageOptions; signal: AbortSignal; party: string; stopped: () => boolean },
-  ): Promise<boolean> {
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.serviceMessageId !== null) return turn;
     const { service, turns, content } = this.deps;
-    const text = content ? await content.of(turn, conversation, options.signal) : turn.content;
-    if (options.stopped()) return false;
-    const messageId = await throughOutage(async () => {
-      if (turn.postAttempted) {
+    const threadId = serviceThreadOf(context);
+    const text = turn.serviceContent ?? turn.content;
+    let current = turn;
+    const posted = await throughOutage(async () => {
+      if (current.state === "posting") {
         const found = await this.findPosted(threadId, text, turn.conversationId);
-        if (found) return found;
+        if (found) return turns.recordMessage(turn.id, found);
       }
-      turn.postAttempted = true;
-      turns.update(turn.id, { postAttempted: true });
+      current = turns.recordPostAttempt(turn.id);
       const message = await service.postMessage(
         threadId,
         { content: text },
-        { party: options.party },
+        { party: context.party },
       );
-      return message.id;
-    }, options.outage);
-    turn.serviceMessageId = messageId;
-    turns.update(turn.id, { serviceMessageId: messageId, state: "message_posted" });
-    content?.posted(turn);
-    return true;
-  }
+      return turns.recordMessage(turn.id, message.id);
+    }, context.outage);
+    content.posted(posted);
+    return posted;
+  };
 
   /**
    * This turn's message, if an earlier attempt posted it: the newest user message with the

@@ -1,6 +1,7 @@
-import type { RunStreamUpdate } from "../service/run-stream.js";
-import { isEndStatus, type Run } from "../service/schemas.js";
-import type { AssistantService } from "./ports.js";
+import type { AssistantService, Run, RunProgress, RunStatus } from "./ports.js";
+
+const isEndStatus = (status: RunStatus): boolean =>
+  status === "completed" || status === "failed" || status === "canceled";
 
 export interface RelayOptions {
   /** Poll interval while following a run without a stream, ms; default 1_000 (interface §4). */
@@ -136,7 +137,7 @@ export class Relay {
     const own = new AbortController();
     const signal = outer ? AbortSignal.any([outer, own.signal]) : own.signal;
     const updates = this.service.streamRun(runId, { ...callOpts, signal });
-    let pending: Promise<IteratorResult<RunStreamUpdate>> | undefined;
+    let pending: Promise<IteratorResult<RunProgress>> | undefined;
     try {
       for (;;) {
         pending ??= updates.next();

@@ -1,70 +1,61 @@
-import type { Run } from "../service/schemas.js";
-import type { SettingsStore } from "../store/settings.js";
-import type { Turn, TurnStore } from "../store/turns.js";
-import { type OutageOptions, throughOutage } from "./outage.js";
+import type { RunSettings, SettingsStore, TurnStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
+import type { Clock } from "../time.js";
+import { throughOutage } from "./outage.js";
 import type { AssistantService } from "./ports.js";
-
-export interface RunStartDeps {
-  service: AssistantService;
-  turns: TurnStore;
-  settings: SettingsStore;
-  now: () => number;
-}
+import { serviceThreadOf } from "./thread-open.js";
+import type { StepContext } from "./turn-step.js";
 
 /**
- * Starts a turn's run on its posted message, with the person's settings for the channel
- * read when the start is sent (after any wait in the service budget, on every attempt),
- * and records the run, the settings sent and the moment it started on the turn.
+ * The step that starts a turn's run on its posted message, with the person's settings for
+ * the channel read when the start is sent (after any wait in the service budget, on every
+ * attempt), and records the run, the settings sent and the moment it started.
  */
 export class RunStart {
-  constructor(private readonly deps: RunStartDeps) {}
-
-  /** The run's id; undefined when the turn was stopped while its start waited. */
-  async start(
-    turn: Turn,
-    threadId: string,
-    options: {
-      outage: OutageOptions;
-      signal: AbortSignal;
-      party: string;
-      stopped: () => boolean;
-      onQueued: (ahead: number) => void;
+  constructor(
+    private readonly deps: {
+      service: AssistantService;
+      turns: TurnStore;
+      settings: SettingsStore;
+      clock: Clock;
     },
-  ): Promise<string | undefined> {
-    const { service, turns, settings } = this.deps;
+  ) {}
+
+  /** The turn unchanged (no run) when it was stopped while its start waited in the budget. */
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.runId !== null || turn.serviceMessageId === null) return turn;
+    const { service, turns, settings, clock } = this.deps;
+    const { live } = context;
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
-    let sent = settings.get(key);
-    let run: Run;
+    const triggerMessageId = turn.serviceMessageId;
+    let sent: RunSettings = settings.get(key);
+    let runId: string;
     try {
-      run = await throughOutage(
+      const run = await throughOutage(
         () =>
           service.startRun(
-            threadId,
+            serviceThreadOf(context),
             () => {
               sent = settings.get(key);
-              return { triggerMessageId: turn.serviceMessageId as string, ...sent };
+              return { triggerMessageId, ...sent };
             },
             {
-              party: options.party,
-              signal: options.signal,
-              onQueued: (p) => options.onQueued(p.position),
+              party: context.party,
+              signal: live.waits.signal,
+              onQueued: (p) =>
+                live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
             },
           ),
-        options.outage,
+        context.outage,
       );
+      runId = run.id;
     } catch (error) {
       // A stop aborts the wait in the budget: the start was never sent.
-      if (options.stopped() && options.signal.aborted) return undefined;
+      if (live.stopped && live.waits.signal.aborted) return turn;
       throw error;
     }
-    turn.runId = run.id;
-    turn.runStartedAt = this.deps.now();
-    turns.update(turn.id, {
-      runId: run.id,
-      settings: sent,
-      state: "run_started",
-      runStartedAt: turn.runStartedAt,
-    });
-    return run.id;
-  }
+    const started = turns.recordRunStart(turn.id, { runId, settings: sent, startedAt: clock.now() });
+    live.reply.status({ kind: "working" });
+    return started;
+  };
 }

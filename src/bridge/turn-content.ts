@@ -1,8 +1,8 @@
-import type { Conversation, ConversationStore } from "../store/conversations.js";
-import type { Turn, TurnStore } from "../store/turns.js";
-import type { ThreadHistory } from "./ports.js";
+import type { Conversation, ConversationStore, TurnStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
+import type { BridgeLogger, ThreadHistory } from "./ports.js";
 import { compareTs, composeThreadContext } from "./thread-context.js";
-import type { BridgeLogger } from "./turn-runner.js";
+import type { StepContext } from "./turn-step.js";
 
 export interface TurnContentOptions {
   /** Reads the Slack thread; without it every turn posts its question alone. */
@@ -23,30 +23,29 @@ const leftOutNote = (count: number) =>
 /**
  * What a turn posts to the service: its question, with the thread's messages the assistant
  * has not seen put before it (the rule is `composeThreadContext`). The history is read when
- * the turn runs — never before the turn is recorded — and the composed text is stored on
- * the turn, so a retry after a crash posts, and looks for, exactly the same text.
+ * the turn runs, never before the turn is recorded.
  */
 export class TurnContent {
   constructor(private readonly options: TurnContentOptions) {}
 
-  /** The text to post for `turn`: composed on the first call, the stored text after that. */
-  async of(turn: Turn, conversation: Conversation, signal?: AbortSignal): Promise<string> {
-    if (turn.serviceContent !== null) return turn.serviceContent;
-    // Posted before thread context existed (an upgrade mid-turn): keep what was posted.
-    if (turn.postAttempted) return turn.content;
-    const { content, through, notes } = await this.compose(turn, conversation, signal);
+  /**
+   * The step that fixes what a turn posts: composed once (the turn becomes `composed`), so
+   * every later attempt posts, and looks for, the very same text.
+   */
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.state !== "received") return turn;
+    const signal = context.live.waits.signal;
+    const { content, through, notes } = await this.compose(turn, context.conversation, signal);
     // Stopped while reading: nothing is posted, so nothing is fixed (nor a note added).
-    if (signal?.aborted) return content;
-    turn.serviceContent = content;
-    turn.contextThroughTs = through;
-    turn.notes = [...turn.notes, ...notes];
-    this.options.turns.update(turn.id, {
+    if (signal.aborted) return turn;
+    const composed = this.options.turns.recordContent(turn.id, {
       serviceContent: content,
       contextThroughTs: through,
-      notes: turn.notes,
+      notes: [...turn.notes, ...notes],
     });
-    return content;
-  }
+    context.live.reply.setNotes(composed.notes);
+    return composed;
+  };
 
   /**
    * After the question reached the service: the conversation has passed its thread on up

@@ -1,9 +1,7 @@
-import { RateLimitedError, ServiceError } from "../service/errors.js";
-import { type Run, runAnswer } from "../service/schemas.js";
-import type { TurnOutcome } from "../store/turns.js";
-import { isTransient } from "./outage.js";
-import type { ReplyPhase } from "./ports.js";
+import type { TurnOutcome } from "../store/turn.js";
+import type { ReplyPhase, Run } from "./ports.js";
 import { RunAbandoned } from "./relay.js";
+import { isTransient, serviceFailureKind } from "./service-failure.js";
 
 /**
  * How a turn ends, as pure functions: from the run (or the error, or the refused message)
@@ -37,7 +35,7 @@ export function runEnding(
     runTimeoutMs: number;
   },
 ): Ending {
-  const answer = runAnswer(run);
+  const answer = run.output?.[0]?.text ?? undefined;
   const model = run.modelUsed ? { modelUsed: run.modelUsed } : {};
   switch (run.status) {
     case "completed":
@@ -62,6 +60,12 @@ export function runEnding(
       return { phase: { kind: "stopped", ...by, ...model }, body, outcome: "stopped" };
     }
   }
+}
+
+/** A turn stopped before its run existed: nothing was answered. */
+export function stoppedEnding(stoppedBy: string | undefined): Ending {
+  const by = stoppedBy ? { by: stoppedBy } : {};
+  return { phase: { kind: "stopped", ...by }, body: "", outcome: "stopped" };
 }
 
 export function timeoutMessage(runTimeoutMs: number): string {
@@ -101,30 +105,19 @@ export function refusal(content: string, maxMessageChars: number): Ending | unde
 /** One sentence for a person about why their answer could not be had. */
 export function describeFailure(error: unknown): string {
   if (error instanceof RunAbandoned) return "The answer was abandoned.";
-  if (error instanceof RateLimitedError) {
-    return "The assistant service is over its request limit right now. Please try again in a minute.";
-  }
-  if (error instanceof ServiceError) {
-    if (error.kind === "protocol") return GARBAGE;
-    if (error.kind === "authentication") {
+  switch (serviceFailureKind(error)) {
+    case "rate_limited":
+      return "The assistant service is over its request limit right now. Please try again in a minute.";
+    case "protocol":
+      return GARBAGE;
+    case "authentication":
       return "The bot's credentials for the assistant service were refused. Please tell the person who runs this bot.";
-    }
-    if (error.kind === "not_found") {
+    case "not_found":
       return "The assistant service no longer knows this conversation or assistant. Start a new thread to continue.";
-    }
-    if (error.kind === "bad_request") {
-      return `The assistant service refused the request: ${error.message}`;
-    }
-    if (isTransient(error)) return UNREACHABLE;
+    case "bad_request":
+      return `The assistant service refused the request: ${(error as Error).message}`;
+    default:
+      if (isTransient(error)) return UNREACHABLE;
+      return "Something went wrong while answering. Please try again.";
   }
-  return "Something went wrong while answering. Please try again.";
-}
-
-/** What a log line may say about an error: its kind and status, never payloads or tokens. */
-export function errorSummary(error: unknown): Record<string, unknown> {
-  if (error instanceof ServiceError) {
-    return { type: error.name, kind: error.kind, status: error.status, path: error.path };
-  }
-  if (error instanceof Error) return { type: error.name, message: error.message };
-  return { type: typeof error };
 }

@@ -1,29 +1,26 @@
-import type { Run } from "../service/schemas.js";
-import type { ConversationStore } from "../store/conversations.js";
-import type { SettingsStore } from "../store/settings.js";
-import type { Turn, TurnOutcome, TurnStore } from "../store/turns.js";
-import { throughOutage } from "./outage.js";
-import type { AssistantService, Reply, ReplyPhase, ReplySink, ReplyView } from "./ports.js";
+import type { ConversationStore, SettingsStore, TurnStore } from "../store/stores.js";
+import type { Turn, TurnOutcome } from "../store/turn.js";
+import type { Clock } from "../time.js";
+import type { LiveTurn } from "./live-turn.js";
+import type { OutageOptions } from "./outage.js";
+import type { AssistantService, BridgeLogger, Run } from "./ports.js";
 import { QuestionPost } from "./question-post.js";
 import type { Relay } from "./relay.js";
+import { runFollow } from "./run-follow.js";
 import { RunStart } from "./run-start.js";
+import { errorSummary } from "./service-failure.js";
+import { threadOpen } from "./thread-open.js";
 import type { TurnContent } from "./turn-content.js";
 import {
   describeFailure,
-  errorSummary,
+  type Ending,
   refusal,
   runEnding,
   STILL_TRYING,
+  stoppedEnding,
   timeoutMessage,
 } from "./turn-ending.js";
-import { turnReply } from "./turn-reply.js";
-
-export interface BridgeLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+import type { StepContext, TurnStep } from "./turn-step.js";
 
 export interface TurnLimits {
   /** Longest person's message passed on, characters. */
@@ -36,7 +33,6 @@ export interface TurnLimits {
 
 export interface TurnEvents {
   onFinished?: (turn: Turn, outcome: TurnOutcome, runStatus: string | undefined) => void;
-  onFirstText?: (turn: Turn) => void;
 }
 
 export interface TurnRunnerDeps {
@@ -45,239 +41,153 @@ export interface TurnRunnerDeps {
   turns: TurnStore;
   conversations: ConversationStore;
   settings: SettingsStore;
-  replies: ReplySink;
+  content: TurnContent;
   logger: BridgeLogger;
   limits: TurnLimits;
-  now: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  clock: Clock;
   events?: TurnEvents;
-  /** Puts the thread's unseen messages before a question; without it, the question alone. */
-  content?: TurnContent;
 }
 
-/** A turn being worked on, as the stop controls see it. */
-export interface ActiveTurn {
-  turn: Turn;
-  runId: string | undefined;
-  /** Aborts waiting (in the budget queue, between polls); never an in-flight POST. */
-  controller: AbortController;
-  stoppedBy: string | undefined;
-  timedOut: boolean;
-}
-
-/** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
-const STOP_GRACE_MS = 10_000;
-
-/** Works one turn from its stored state to the end; every step is idempotent. */
+/**
+ * Works one turn from its stored state to the end, as a short list of steps: open the
+ * service thread → compose the question → post it → start the run → follow the run →
+ * finish. Each step does nothing when the record says it is done, so a restart resumes
+ * where the turn stopped; whether the turn was stopped is asked once, between steps.
+ */
 export class TurnRunner {
-  readonly active = new Map<string, ActiveTurn>();
-  /** Stops asked for turns that wait behind an earlier turn of their conversation. */
-  private readonly pendingStops = new Map<string, string>();
   private readonly closing = new AbortController();
-  private readonly question: QuestionPost;
-  private readonly runStart: RunStart;
+  private readonly steps: TurnStep[];
+  private readonly follow: (turn: Turn, context: StepContext) => Promise<Run>;
 
   constructor(private readonly deps: TurnRunnerDeps) {
-    this.question = new QuestionPost({
-      service: deps.service,
-      turns: deps.turns,
-      content: deps.content,
+    const { service, turns, conversations, settings, content, relay, clock } = deps;
+    this.steps = [
+      threadOpen(service, conversations),
+      content.step,
+      new QuestionPost({ service, turns, content }).step,
+      new RunStart({ service, turns, settings, clock }).step,
+    ];
+    this.follow = runFollow({
+      relay,
+      clock,
+      runTimeoutMs: deps.limits.runTimeoutMs,
+      stopRun: (runId, party) => this.stopRun(runId, party),
+      closing: this.closing.signal,
     });
-    this.runStart = new RunStart(deps);
   }
 
-  async run(turnId: string): Promise<void> {
-    const { turns, logger } = this.deps;
-    if (this.closing.signal.aborted) return;
-    const turn = turns.byId(turnId);
-    if (!turn || turn.state === "finished") return;
-    const active: ActiveTurn = {
-      turn,
-      runId: turn.runId ?? undefined,
-      controller: new AbortController(),
-      stoppedBy: undefined,
-      timedOut: false,
-    };
-    this.active.set(turn.id, active);
-    active.stoppedBy = this.pendingStops.get(turn.id);
-    this.pendingStops.delete(turn.id);
-    const reply = this.replyFor(turn);
-    let shown = "";
-    const view = (phase: ReplyPhase, body = shown): ReplyView => ({
-      body,
-      phase,
-      notes: turn.notes,
-    });
+  /** Works `live`'s turn, unless it is no longer waiting (stopped, or the bot is closing). */
+  async run(live: LiveTurn): Promise<void> {
+    if (this.closing.signal.aborted || live.stage !== "waiting") return;
+    const turn = this.deps.turns.byId(live.id);
+    if (!turn || turn.state === "finished") {
+      live.stage = "ended";
+      return;
+    }
+    live.stage = "running";
+    live.runId = turn.runId ?? undefined;
     try {
-      await reply.open(view({ kind: turn.runId ? "working" : "starting" }));
-      const early = refusal(turn.content, this.deps.limits.maxMessageChars);
-      if (early) {
-        await this.end(turn, reply, view(early.phase, ""), early.outcome);
-        return;
-      }
-      const run = await this.work(turn, active, reply, (text) => {
-        if (shown === "") this.deps.events?.onFirstText?.(turn);
-        shown = text;
-        reply.show(view({ kind: "working" }));
-      });
-      if (run === undefined) {
-        await this.end(turn, reply, view({ kind: "stopped", ...by(active) }), "stopped");
-        return;
-      }
-      await this.finishRun(turn, active, reply, run, shown);
+      await live.reply.open({ kind: turn.runId ? "working" : "starting" });
+      const refused = refusal(turn.content, this.deps.limits.maxMessageChars);
+      if (refused) return await this.end(turn, live, refused);
+      const run = await this.advance(turn, live);
+      const ending = run
+        ? runEnding(run, {
+            shown: live.reply.text,
+            stoppedBy: live.stoppedBy,
+            timedOut: live.timedOut,
+            runTimeoutMs: this.deps.limits.runTimeoutMs,
+          })
+        : stoppedEnding(live.stoppedBy);
+      await this.end(turn, live, ending, run);
     } catch (error) {
-      if (this.closing.signal.aborted) {
-        logger.info({ turn: turn.id, run: turn.runId }, "turn left for the next start");
-        return;
-      }
-      const message = active.timedOut
-        ? timeoutMessage(this.deps.limits.runTimeoutMs)
-        : describeFailure(error);
-      logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
-      await this.end(turn, reply, view({ kind: "unreachable", message }), "error").catch(
-        (e: unknown) =>
-          logger.error({ turn: turn.id, err: errorSummary(e) }, "could not show the error"),
-      );
+      await this.failed(turn, live, error);
     } finally {
-      this.active.delete(turn.id);
+      live.stage = "ended";
     }
   }
 
-  /** Runs the steps; undefined when the turn was stopped before a run existed. */
-  private async work(
-    turn: Turn,
-    active: ActiveTurn,
-    reply: Reply,
-    onText: (text: string) => void,
-  ): Promise<Run | undefined> {
-    const { service, conversations, relay } = this.deps;
-    const signal = active.controller.signal;
-    // The note keeps what was written so far on screen: the answer resumes under it.
-    let written = "";
-    // Whether the reply shows something other than "Starting…" (queued, retrying, or a
-    // placeholder from before this run): only then is a status-only "Working…" edit worth
-    // its place in the workspace's edit budget. Otherwise the first edit is the first text.
-    let showsWaiting = turn.replyParts.length > 0;
-    const retrying = () => {
-      showsWaiting = true;
-      reply.show({
-        body: written,
-        phase: { kind: "retrying", note: STILL_TRYING },
-        notes: turn.notes,
-      });
-    };
-    const outage = {
+  /** The steps in order; undefined when the turn was stopped before a run existed. */
+  private async advance(start: Turn, live: LiveTurn): Promise<Run | undefined> {
+    const context = this.context(start, live);
+    let turn = start;
+    for (const step of [...this.steps, undefined]) {
+      if (live.stopped && turn.runId === null) return undefined;
+      if (!step) break;
+      turn = await step(turn, context);
+      live.runId = turn.runId ?? undefined;
+    }
+    // Stopped while the start was on its way: the run exists, so it is stopped and followed.
+    if (live.stopped && live.runId) await this.stopRun(live.runId, turn.user);
+    return this.follow(turn, context);
+  }
+
+  private context(turn: Turn, live: LiveTurn): StepContext {
+    const conversation = this.deps.conversations.byId(turn.conversationId);
+    if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
+    const outage: OutageOptions = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
-      now: this.deps.now,
-      sleep: this.deps.sleep,
-      // Waiting out an outage ends at once when the bot shuts down.
-      signal: AbortSignal.any([signal, this.closing.signal]),
-      onRetry: (error: unknown, attempt: number) => {
+      clock: this.deps.clock,
+      // Waiting out an outage ends at once when the turn is stopped or the bot shuts down.
+      signal: AbortSignal.any([live.waits.signal, this.closing.signal]),
+      onRetry: (error, attempt) => {
         this.deps.logger.warn(
           { turn: turn.id, attempt, err: errorSummary(error) },
           "service not answering; retrying",
         );
-        retrying();
+        live.reply.status({ kind: "retrying", note: STILL_TRYING });
       },
     };
-    const party = turn.user;
+    return { live, conversation, outage, party: turn.user };
+  }
 
-    const conversation = conversations.byId(turn.conversationId);
-    if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
-    let threadId = conversation.serviceThreadId;
-    // A turn stopped before its question reached the service sends nothing at all.
-    if (active.stoppedBy && !turn.serviceMessageId) return undefined;
-    if (!threadId) {
-      const thread = await throughOutage(
-        () => service.openThread({ assistantId: conversation.assistantId }, { party }),
-        outage,
-      );
-      conversations.setServiceThread(conversation.id, thread.id);
-      threadId = thread.id;
+  private async failed(turn: Turn, live: LiveTurn, error: unknown): Promise<void> {
+    const { logger, limits } = this.deps;
+    if (this.closing.signal.aborted) {
+      logger.info({ turn: turn.id, run: live.runId }, "turn left for the next start");
+      return;
     }
-    const tid = threadId;
+    const message = live.timedOut ? timeoutMessage(limits.runTimeoutMs) : describeFailure(error);
+    logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
+    const phase = { kind: "unreachable", message } as const;
+    const ending: Ending = { phase, body: live.reply.text, outcome: "error" };
+    await this.end(turn, live, ending).catch((e: unknown) =>
+      logger.error({ turn: turn.id, err: errorSummary(e) }, "could not show the error"),
+    );
+  }
 
-    if (!turn.serviceMessageId) {
-      if (active.stoppedBy) return undefined;
-      const posted = await this.question.post(turn, conversation, tid, {
-        outage,
-        signal,
-        party,
-        stopped: () => active.stoppedBy !== undefined,
-      });
-      if (!posted) return undefined;
-    }
-
-    let runId = turn.runId;
-    if (!runId) {
-      if (active.stoppedBy) return undefined;
-      const started = await this.runStart.start(turn, tid, {
-        outage,
-        signal,
-        party,
-        stopped: () => active.stoppedBy !== undefined,
-        onQueued: (ahead) => {
-          showsWaiting = true;
-          reply.show({ body: "", phase: { kind: "queued", ahead }, notes: turn.notes });
-        },
-      });
-      if (started === undefined) return undefined;
-      active.runId = runId = started;
-      if (showsWaiting) reply.show({ body: "", phase: { kind: "working" }, notes: turn.notes });
-    }
-
-    if (active.stoppedBy) await this.stopRun(runId, turn.user);
-    // Following ends when the bot shuts down, or when a timed-out run is not stopped either.
-    const abandon = new AbortController();
-    const follow = AbortSignal.any([abandon.signal, this.closing.signal]);
-    let giveUp: NodeJS.Timeout | undefined;
-    const { runTimeoutMs } = this.deps.limits;
-    // Counted from the run's start, so a restart does not give a run a new allowance.
-    const started = turn.runStartedAt ?? this.deps.now();
-    const left = Math.max(0, started + runTimeoutMs - this.deps.now());
-    const timer = setTimeout(() => {
-      active.timedOut = true;
-      void this.stopRun(runId, turn.user);
-      giveUp = setTimeout(() => abandon.abort(), Math.min(STOP_GRACE_MS, runTimeoutMs));
-    }, left);
+  /** Shows the ending, then records the turn finished (whether or not Slack took the reply). */
+  private async end(turn: Turn, live: LiveTurn, ending: Ending, run?: Run): Promise<void> {
     try {
-      return await throughOutage(
-        () =>
-          relay.follow(runId, {
-            party,
-            signal: follow,
-            onText: (text) => {
-              written = text;
-              onText(text);
-            },
-          }),
-        {
-          ...outage,
-          signal: AbortSignal.any([signal, follow]),
-        },
-      );
+      await live.reply.finish(ending.phase, ending.body);
     } finally {
-      clearTimeout(timer);
-      clearTimeout(giveUp);
+      const { outcome } = ending;
+      const result = { modelUsed: run?.modelUsed ?? null, error: run?.error ?? null };
+      this.deps.turns.finish(turn.id, { outcome, ...result });
+      this.deps.events?.onFinished?.(turn, outcome, run?.status);
     }
   }
 
-  private async finishRun(
-    turn: Turn,
-    active: ActiveTurn,
-    reply: Reply,
-    run: Run,
-    shown: string,
-  ): Promise<void> {
-    this.deps.turns.update(turn.id, { modelUsed: run.modelUsed ?? null, error: run.error ?? null });
-    const ending = runEnding(run, {
-      shown,
-      stoppedBy: active.stoppedBy,
-      timedOut: active.timedOut,
-      runTimeoutMs: this.deps.limits.runTimeoutMs,
-    });
-    const view = { body: ending.body, phase: ending.phase, notes: turn.notes };
-    await this.end(turn, reply, view, ending.outcome, run.status);
+  /**
+   * Stops `live`'s turn for `user`. A run that exists is stopped at the service (following
+   * then sees it end as `canceled`); a running turn without a run has its waits aborted; a
+   * turn waiting in its queue without a run ends as stopped at once, sending nothing.
+   */
+  async stop(live: LiveTurn, user: string): Promise<boolean> {
+    live.stoppedBy ??= user;
+    const runId = live.runId ?? this.deps.turns.byId(live.id)?.runId ?? undefined;
+    if (runId) return this.stopRun(runId, user);
+    if (live.stage === "running") {
+      live.waits.abort();
+      return true;
+    }
+    if (live.stage === "waiting") {
+      // Ended before any await, so the runner, reaching the turn later, leaves it alone.
+      live.stage = "ended";
+      const turn = this.deps.turns.byId(live.id);
+      if (turn && turn.state !== "finished") await this.end(turn, live, stoppedEnding(user));
+    }
+    return true;
   }
 
   /**
@@ -288,60 +198,8 @@ export class TurnRunner {
     this.closing.abort();
   }
 
-  private async end(
-    turn: Turn,
-    reply: Reply,
-    view: ReplyView,
-    outcome: TurnOutcome,
-    runStatus?: string,
-  ): Promise<void> {
-    try {
-      await reply.finish(view);
-    } finally {
-      this.deps.turns.update(turn.id, { state: "finished", outcome });
-      this.deps.events?.onFinished?.(turn, outcome, runStatus);
-    }
-  }
-
-  /**
-   * Stops a turn for `user`. A run that exists is stopped at the service (the relay then
-   * sees it end as `canceled`); a turn still waiting for its run start leaves the queue
-   * without starting one.
-   */
-  async requestStop(turnId: string, user: string): Promise<boolean> {
-    const active = this.active.get(turnId);
-    if (!active) return this.stopWaiting(turnId, user);
-    active.stoppedBy ??= user;
-    if (active.runId) return this.stopRun(active.runId, user);
-    active.controller.abort();
-    return true;
-  }
-
-  /**
-   * A turn waiting behind an earlier turn of its conversation ends as stopped at once,
-   * without any service call; `run` later finds it finished. One that already has a run
-   * (resumed after a restart) has the run stopped and is followed to its end as usual.
-   */
-  private async stopWaiting(turnId: string, user: string): Promise<boolean> {
-    const turn = this.deps.turns.byId(turnId);
-    if (!turn || turn.state === "finished") return true;
-    if (turn.runId) {
-      this.pendingStops.set(turnId, user);
-      return this.stopRun(turn.runId, user);
-    }
-    // Recorded before any await, so a `run` starting meanwhile sees the turn finished.
-    this.deps.turns.update(turn.id, { state: "finished", outcome: "stopped" });
-    const view: ReplyView = { body: "", phase: { kind: "stopped", by: user }, notes: turn.notes };
-    await this.end(turn, this.replyFor(turn), view, "stopped");
-    return true;
-  }
-
-  private replyFor(turn: Turn): Reply {
-    return turnReply(this.deps.replies, this.deps.turns, turn);
-  }
-
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */
-  async stopRun(runId: string, party: string): Promise<boolean> {
+  private async stopRun(runId: string, party: string): Promise<boolean> {
     try {
       await this.deps.service.stopRun(runId, { party });
       return true;
@@ -351,5 +209,3 @@ export class TurnRunner {
     }
   }
 }
-
-const by = (active: ActiveTurn) => (active.stoppedBy ? { by: active.stoppedBy } : {});

@@ -75,13 +75,18 @@ function ending(emoji: string, sentence: string, block: Status["block"]): Status
   return { line: `${emoji} ${sentence}`, sentence, block, stoppable: false, endsText: true };
 }
 
+/** The two queues a turn waits in are told apart: its own thread's, and the service's. */
+function queuedLine(ahead: number, where: "thread" | "service"): string {
+  if (ahead <= 0) return "Queued — next in line";
+  return where === "thread"
+    ? `Queued — ${ahead} ahead in this thread`
+    : `Queued — ${ahead} ahead at the assistant service`;
+}
+
 function statusOf(phase: ReplyPhase, hasBody: boolean): Status | undefined {
   switch (phase.kind) {
     case "queued":
-      return progress(
-        ":hourglass_flowing_sand:",
-        phase.ahead > 0 ? `Queued — ${phase.ahead} ahead` : "Queued — next in line",
-      );
+      return progress(":hourglass_flowing_sand:", queuedLine(phase.ahead, phase.where));
     case "starting":
       return progress(":hourglass_flowing_sand:", "Starting…");
     case "working":

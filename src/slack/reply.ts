@@ -1,4 +1,10 @@
-import type { Reply, ReplyRecorder, ReplySink, ReplyTarget, ReplyView } from "../bridge/ports.js";
+import type {
+  ReplyRecorder,
+  ReplyRenderer,
+  ReplyStrategy,
+  ReplyTarget,
+  ReplyView,
+} from "../bridge/ports.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
 import { splitAnswer, splitInterim } from "./render.js";
@@ -10,7 +16,7 @@ export interface ReplyClient {
   deleteMessage(args: { channel: string; ts: string }): Promise<void>;
 }
 
-export interface SlackReplySinkOptions {
+export interface PacedEditsOptions {
   client: ReplyClient;
   pacer: Pacer<ReplyPayload>;
   postGate: PostGate;
@@ -26,12 +32,15 @@ export interface SlackReplySinkOptions {
   }) => Promise<string | undefined>;
 }
 
-/** Writes each turn's reply as Slack messages: one placeholder, paced edits, continuations. */
-export class SlackReplySink implements ReplySink {
-  constructor(private readonly options: SlackReplySinkOptions) {}
+/**
+ * The first reply strategy: each turn's reply as Slack messages, one placeholder edited
+ * with `chat.update` through the workspace's pacer, and continuations for long answers.
+ */
+export class PacedEdits implements ReplyStrategy {
+  constructor(private readonly options: PacedEditsOptions) {}
 
-  reply(target: ReplyTarget, recorder: ReplyRecorder): Reply {
-    return new SlackReply(target, recorder, this.options);
+  render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
+    return new PacedEditReply(target, recorder, this.options);
   }
 }
 
@@ -41,7 +50,7 @@ export class SlackReplySink implements ReplySink {
  * change, the last part carries the status and the Stop button, and only the newest
  * view is ever sent (the pacer coalesces edits).
  */
-class SlackReply implements Reply {
+class PacedEditReply implements ReplyRenderer {
   private readonly parts: string[];
   private readonly sent = new Map<number, string>();
   private latest: { view: ReplyView; final: boolean } | undefined;
@@ -51,7 +60,7 @@ class SlackReply implements Reply {
   constructor(
     private readonly target: ReplyTarget,
     private readonly recorder: ReplyRecorder,
-    private readonly options: SlackReplySinkOptions,
+    private readonly options: PacedEditsOptions,
   ) {
     this.parts = [...target.parts];
   }

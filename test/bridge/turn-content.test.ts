@@ -1,10 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { ThreadHistory, ThreadHistoryRequest, ThreadMessage } from "../../src/bridge/ports.js";
+import type {
+  BridgeLogger,
+  ThreadHistory,
+  ThreadHistoryRequest,
+  ThreadMessage,
+} from "../../src/bridge/ports.js";
 import { HISTORY_NOTE, TurnContent } from "../../src/bridge/turn-content.js";
-import type { BridgeLogger } from "../../src/bridge/turn-runner.js";
-import { type Conversation, ConversationStore } from "../../src/store/conversations.js";
-import { openDatabase } from "../../src/store/db.js";
-import { type Turn, TurnStore } from "../../src/store/turns.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+import type { Conversation } from "../../src/store/stores.js";
+import type { Turn } from "../../src/store/turn.js";
+import { systemClock } from "../../src/time.js";
+import { FakeReplies, liveTurn } from "../support/fake-replies.js";
 
 const quiet: BridgeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const THREAD = "1700000000.000000";
@@ -29,9 +35,7 @@ const said = (ts: string, author: string, text: string, bySelf = false): ThreadM
 });
 
 function setup(messages: ThreadMessage[], budgetChars = 12_000) {
-  const db = openDatabase(":memory:");
-  const conversations = new ConversationStore(db);
-  const turns = new TurnStore(db);
+  const { conversations, turns } = memoryStores();
   const history = new FakeHistory(messages);
   const conversation = conversations.ensure({ team: "T", channel: "C", threadTs: THREAD }, "a");
   const content = new TurnContent({ history, turns, conversations, logger: quiet, budgetChars });
@@ -47,7 +51,15 @@ function setup(messages: ThreadMessage[], budgetChars = 12_000) {
       notes: [],
     }) as Turn;
   const fresh = () => conversations.byId(conversation.id) as Conversation;
-  return { db, conversations, turns, history, content, turn, fresh };
+  /** Runs the compose step on `t`; the text it fixed, and the turn as recorded. */
+  const compose = async (t: Turn) => {
+    const outage = { giveUpAfterMs: 0, clock: systemClock, onRetry: () => {} };
+    const live = liveTurn(new FakeReplies(), turns, t);
+    const context = { live, conversation: fresh(), outage, party: t.user };
+    const composed = await content.step(t, context);
+    return { text: composed.serviceContent ?? "", turn: composed };
+  };
+  return { conversations, turns, history, content, turn, fresh, compose };
 }
 
 describe("TurnContent", () => {
@@ -57,7 +69,7 @@ describe("TurnContent", () => {
       said("1700000001.000000", "Carol", "ok"),
     ]);
     const t = s.turn("1700000002.000000", "summarize");
-    const first = await s.content.of(t, s.fresh());
+    const { text: first } = await s.compose(t);
     expect(first).toContain("Bob: the plan is X\nCarol: ok");
     expect(first.endsWith("Question from Alice:\nsummarize")).toBe(true);
     expect(s.history.requests).toEqual([
@@ -67,19 +79,19 @@ describe("TurnContent", () => {
     s.history.messages = [];
     const again = s.turns.byId(t.id) as Turn;
     expect(again.serviceContent).toBe(first);
-    expect(await s.content.of(again, s.fresh())).toBe(first);
+    expect((await s.compose(again)).text).toBe(first);
     expect(s.history.requests).toHaveLength(1);
   });
 
   it("moves the conversation's passed-through point only once the question is posted", async () => {
     const s = setup([said(THREAD, "Bob", "hello")]);
     const t = s.turn("1700000002.000000", "q");
-    await s.content.of(t, s.fresh());
+    const { turn: composed } = await s.compose(t);
     expect(s.fresh().passedThroughTs).toBeNull();
-    s.content.posted(t);
+    s.content.posted(composed);
     expect(s.fresh().passedThroughTs).toBe("1700000002.000000");
     // Never backwards.
-    s.content.posted({ ...t, contextThroughTs: "1700000001.000000" });
+    s.content.posted({ ...composed, contextThroughTs: "1700000001.000000" });
     expect(s.fresh().passedThroughTs).toBe("1700000002.000000");
   });
 
@@ -92,20 +104,21 @@ describe("TurnContent", () => {
     ]);
     s.history.failWith = new Error("missing_scope");
     const t1 = s.turn("1700000002.000000", "q1");
-    expect(await s.content.of(t1, s.fresh())).toBe("q1");
-    expect(t1.notes).toEqual([HISTORY_NOTE]);
+    const first = await s.compose(t1);
+    expect(first.text).toBe("q1");
     expect(s.turns.byId(t1.id)?.notes).toEqual([HISTORY_NOTE]);
-    s.turns.update(t1.id, { serviceMessageId: "m1", state: "finished", outcome: "completed" });
-    s.content.posted(t1);
+    s.turns.recordPostAttempt(t1.id);
+    s.content.posted(s.turns.recordMessage(t1.id, "m1"));
+    s.turns.finish(t1.id, { outcome: "completed" });
     expect(s.fresh().passedThroughTs).toBeNull();
 
     // The next turn passes on what the first could not, but not the first question again.
     s.history.failWith = undefined;
     const t2 = s.turn("1700000005.000000", "q2");
-    const text = await s.content.of(t2, s.fresh());
-    expect(text).toContain("Bob: first\nCarol: in between\n");
-    expect(text).not.toContain("Alice: q1");
-    expect(t2.notes).toEqual([]);
+    const second = await s.compose(t2);
+    expect(second.text).toContain("Bob: first\nCarol: in between\n");
+    expect(second.text).not.toContain("Alice: q1");
+    expect(second.turn.notes).toEqual([]);
   });
 
   it("passes on a message whose turn ended before it reached the service", async () => {
@@ -114,19 +127,20 @@ describe("TurnContent", () => {
       said("1700000001.000000", "Bob", "x"),
     ]);
     const refused = s.turn(THREAD, "too long question");
-    s.turns.update(refused.id, { state: "finished", outcome: "error" });
+    s.turns.finish(refused.id, { outcome: "error" });
     const t = s.turn("1700000002.000000", "again");
-    expect(await s.content.of(t, s.fresh())).toContain("Bob: too long question\nBob: x\n");
+    expect((await s.compose(t)).text).toContain("Bob: too long question\nBob: x\n");
   });
 
   it("does not read Slack for a question that starts its thread, or with a budget of 0", async () => {
     const s = setup([said(THREAD, "Bob", "x")]);
     const t = s.turn(THREAD, "hello");
-    expect(await s.content.of(t, s.fresh())).toBe("hello");
-    expect(t.contextThroughTs).toBe(THREAD);
+    const alone = await s.compose(t);
+    expect(alone.text).toBe("hello");
+    expect(alone.turn.contextThroughTs).toBe(THREAD);
     const off = setup([said(THREAD, "Bob", "x")], 0);
     const u = off.turn("1700000001.000000", "hi");
-    expect(await off.content.of(u, off.fresh())).toBe("hi");
+    expect((await off.compose(u)).text).toBe("hi");
     expect(s.history.requests).toEqual([]);
     expect(off.history.requests).toEqual([]);
   });
@@ -137,10 +151,10 @@ describe("TurnContent", () => {
     );
     const s = setup(many, 1_000);
     const t = s.turn("1700000100.000000", "sum up");
-    const text = await s.content.of(t, s.fresh());
+    const { text, turn: composed } = await s.compose(t);
     const leftOut = Number(/\[… (\d+) messages left out …\]/.exec(text)?.[1]);
     expect(leftOut).toBeGreaterThan(30);
-    expect(t.notes).toEqual([
+    expect(composed.notes).toEqual([
       `This thread is long: ${leftOut} of its earlier messages were left out of what the assistant saw.`,
     ]);
   });

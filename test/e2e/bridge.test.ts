@@ -8,6 +8,7 @@ import {
   startHarness,
   USER,
 } from "../support/bridge-harness.js";
+import { DEFAULT_TEAM } from "../support/slack-events.js";
 import { appMention, eventEnvelope, messageEvent, nextTs } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
@@ -46,8 +47,7 @@ describe("Slack requests", () => {
     const { response, threadTs, ts } = await x.mention("<@UBOT> take your time");
     expect(response.status).toBe(200);
     // HTTP mode answers Slack only once the question is recorded: a crash cannot lose it.
-    const recorded = x.bot.db.prepare("SELECT state FROM turns WHERE message_ts = ?").all(ts);
-    expect(recorded).toHaveLength(1);
+    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts)).toBeDefined();
     // The answer is still being written when the acknowledgement arrives.
     expect(x.slack.replies(CHANNEL, threadTs).every((m) => !m.text.includes("slow slow"))).toBe(
       true,

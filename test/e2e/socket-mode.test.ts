@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
+import { DEFAULT_TEAM } from "../support/slack-events.js";
 import { appMention, eventEnvelope, nextTs, slashCommand } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
@@ -45,8 +46,8 @@ describe("Socket Mode", () => {
       "events_api",
       eventEnvelope(appMention({ channel: CHANNEL, user: USER, text, ts })),
     );
-    const recorded = x.bot.db.prepare("SELECT content FROM turns WHERE message_ts = ?").all(ts);
-    expect(recorded).toEqual([{ content: "what does @Bob think?" }]);
+    const recorded = x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+    expect(recorded?.content).toBe("what does @Bob think?");
     await x.settled(CHANNEL, ts);
   });
 

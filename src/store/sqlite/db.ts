@@ -64,6 +64,13 @@ const MIGRATIONS: readonly string[] = [
   "ALTER TABLE turns ADD COLUMN run_started_at INTEGER;",
   // The first reply message may have reached Slack: after a crash it is looked for first.
   "ALTER TABLE turns ADD COLUMN reply_post_attempted INTEGER NOT NULL DEFAULT 0;",
+  // The turn's state machine (store/turn.ts) says what the post_attempted flag said: a turn
+  // with a post sent is `posting`, one with its text fixed but not sent is `composed`.
+  `UPDATE turns SET state = 'posting', service_content = COALESCE(service_content, content)
+     WHERE state = 'received' AND post_attempted = 1;
+   UPDATE turns SET state = 'composed'
+     WHERE state = 'received' AND service_content IS NOT NULL;
+   ALTER TABLE turns DROP COLUMN post_attempted;`,
 ];
 
 export class DatabaseOpenError extends Error {

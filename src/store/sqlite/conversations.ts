@@ -1,22 +1,6 @@
+import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Db } from "./db.js";
 
-/** One Slack thread mapped to one service thread. */
-export interface Conversation {
-  id: number;
-  team: string;
-  channel: string;
-  threadTs: string;
-  assistantId: string;
-  serviceThreadId: string | null;
-  /** The latest Slack ts of the thread passed on to the service; null: nothing yet. */
-  passedThroughTs: string | null;
-}
-
-export interface ConversationKey {
-  team: string;
-  channel: string;
-  threadTs: string;
-}
 
 interface Row {
   id: number;
@@ -38,7 +22,8 @@ const toConversation = (r: Row): Conversation => ({
   passedThroughTs: r.passed_through_ts,
 });
 
-export class ConversationStore {
+/** The conversations in SQLite. */
+export class SqliteConversationStore implements ConversationStore {
   private readonly findStmt;
   private readonly insertStmt;
   private readonly byIdStmt;
@@ -75,7 +60,6 @@ export class ConversationStore {
     return row && toConversation(row);
   }
 
-  /** Returns the conversation of this thread, creating it with `assistantId` if new. */
   ensure(key: ConversationKey, assistantId: string): Conversation {
     this.insertStmt.run(key.team, key.channel, key.threadTs, assistantId, this.now());
     return this.find(key) as Conversation;
@@ -85,10 +69,6 @@ export class ConversationStore {
     this.setThreadStmt.run(serviceThreadId, id);
   }
 
-  /**
-   * Records that the thread was passed on up to `ts`. The caller keeps it moving forward
-   * only (turns of one conversation run one at a time, so there is no race).
-   */
   setPassedThrough(id: number, ts: string): void {
     this.passThroughStmt.run(ts, id);
   }

@@ -1,11 +1,6 @@
-import type { RunSettings } from "../service/schemas.js";
+import type { RunSettings } from "../../service/schemas.js";
+import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import type { Db } from "./db.js";
-
-export interface SettingsKey {
-  team: string;
-  channel: string;
-  user: string;
-}
 
 interface Row {
   model_override: string | null;
@@ -13,8 +8,8 @@ interface Row {
   max_steps: number | null;
 }
 
-/** A person's run settings per channel (a DM is a channel). Absent fields are unset. */
-export class SettingsStore {
+/** The settings in SQLite. */
+export class SqliteSettingsStore implements SettingsStore {
   private readonly getStmt;
   private readonly upsertStmt;
 
@@ -46,10 +41,9 @@ export class SettingsStore {
     return settings;
   }
 
-  /** Applies a change: a field set to `null` is removed ("default"); absent fields stay. */
   update(
     key: SettingsKey,
-    change: { [K in keyof RunSettings]?: RunSettings[K] | null },
+    change: SettingsChange,
   ): RunSettings {
     const merged: Record<string, unknown> = { ...this.get(key) };
     for (const [field, value] of Object.entries(change)) {

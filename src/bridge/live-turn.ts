@@ -1,0 +1,28 @@
+import type { TurnReply } from "./turn-reply.js";
+
+/**
+ * A turn this process is working on or holds in a queue: what only memory knows of it.
+ * Its record (store/turn.ts) says what was done; this says who stopped it, what to abort,
+ * and where it is, so that a stop, the queue and the runner agree without asking the store.
+ */
+export class LiveTurn {
+  /** `waiting` in its conversation's queue, `running` in the runner, `ended` when done. */
+  stage: "waiting" | "running" | "ended" = "waiting";
+  /** The person who stopped it; set once. */
+  stoppedBy: string | undefined;
+  /** The run at the service, once it exists. */
+  runId: string | undefined;
+  /** The run outlived the time limit and was stopped for it. */
+  timedOut = false;
+  /** Aborts the turn's waits (budget queue, thread read, outage backoff), never a POST in flight. */
+  readonly waits = new AbortController();
+
+  constructor(
+    readonly id: string,
+    readonly reply: TurnReply,
+  ) {}
+
+  get stopped(): boolean {
+    return this.stoppedBy !== undefined;
+  }
+}

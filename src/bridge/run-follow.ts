@@ -1,0 +1,60 @@
+import type { Turn } from "../store/turn.js";
+import type { Clock } from "../time.js";
+import { throughOutage } from "./outage.js";
+import type { Run } from "./ports.js";
+import type { Relay } from "./relay.js";
+import type { StepContext } from "./turn-step.js";
+
+/** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
+const STOP_GRACE_MS = 10_000;
+
+export interface RunFollowDeps {
+  relay: Relay;
+  clock: Clock;
+  /** A run not ended after this long is stopped (and the reply says so), ms. */
+  runTimeoutMs: number;
+  /** Asks the service to stop a run; resolves false when it could not. */
+  stopRun: (runId: string, party: string) => Promise<boolean>;
+  /** Ends following for good: the bot is shutting down. */
+  closing: AbortSignal;
+}
+
+/**
+ * The last step: follows the turn's run to its end status, showing the text as it is
+ * written. The run's time limit counts from its recorded start, so a restart does not
+ * give it a new allowance; past it the run is stopped, and if it does not end within a
+ * grace period, following is abandoned.
+ */
+export function runFollow(deps: RunFollowDeps) {
+  return async (turn: Turn, context: StepContext): Promise<Run> => {
+    const runId = turn.runId;
+    if (runId === null) throw new Error(`turn ${turn.id} has no run to follow`);
+    const { live } = context;
+    const { clock, runTimeoutMs } = deps;
+    const abandon = new AbortController();
+    const follow = AbortSignal.any([abandon.signal, deps.closing]);
+    let cancelGiveUp = () => {};
+    const left = Math.max(0, (turn.runStartedAt ?? clock.now()) + runTimeoutMs - clock.now());
+    const cancelTimeout = clock.timer(left, () => {
+      live.timedOut = true;
+      void deps.stopRun(runId, turn.user);
+      cancelGiveUp = clock.timer(Math.min(STOP_GRACE_MS, runTimeoutMs), () => abandon.abort());
+    });
+    try {
+      return await throughOutage(
+        () =>
+          deps.relay.follow(runId, {
+            party: context.party,
+            signal: follow,
+            onText: (text) => live.reply.write(text),
+          }),
+        { ...context.outage, signal: AbortSignal.any([context.outage.signal, follow].filter(isSignal)) },
+      );
+    } finally {
+      cancelTimeout();
+      cancelGiveUp();
+    }
+  };
+}
+
+const isSignal = (s: AbortSignal | undefined): s is AbortSignal => s !== undefined;

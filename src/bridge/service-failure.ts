@@ -1,0 +1,57 @@
+/**
+ * What the bridge needs to know of a failed service call. The service port rejects with
+ * errors that carry a `kind` (service/errors.ts: ServiceError); the bridge reads only that,
+ * so it does not depend on the client's classes.
+ */
+export type ServiceFailureKind =
+  | "authentication"
+  | "not_found"
+  | "bad_request"
+  | "rate_limited"
+  | "server"
+  | "connection"
+  | "timeout"
+  | "protocol"
+  | "canceled";
+
+const KINDS: ReadonlySet<string> = new Set<ServiceFailureKind>([
+  "authentication",
+  "not_found",
+  "bad_request",
+  "rate_limited",
+  "server",
+  "connection",
+  "timeout",
+  "protocol",
+  "canceled",
+]);
+
+/** The kind of a service failure; undefined for anything else (a bug, an abort). */
+export function serviceFailureKind(error: unknown): ServiceFailureKind | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const kind = (error as { kind?: unknown }).kind;
+  return typeof kind === "string" && KINDS.has(kind) ? (kind as ServiceFailureKind) : undefined;
+}
+
+/** The service is (for now) not answering, as opposed to refusing the request. */
+export function isTransient(error: unknown): boolean {
+  const kind = serviceFailureKind(error);
+  return (
+    kind === "connection" ||
+    kind === "timeout" ||
+    kind === "server" ||
+    kind === "rate_limited" ||
+    kind === "protocol"
+  );
+}
+
+/** What a log line may say about an error: its kind and status, never payloads or tokens. */
+export function errorSummary(error: unknown): Record<string, unknown> {
+  const kind = serviceFailureKind(error);
+  if (kind !== undefined) {
+    const { name, status, path } = error as Error & { status?: unknown; path?: unknown };
+    return { type: name, kind, status, path };
+  }
+  if (error instanceof Error) return { type: error.name, message: error.message };
+  return { type: typeof error };
+}

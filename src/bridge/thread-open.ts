@@ -1,0 +1,27 @@
+import type { ConversationStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
+import { throughOutage } from "./outage.js";
+import type { AssistantService } from "./ports.js";
+import type { StepContext } from "./turn-step.js";
+
+/** The first step: the conversation's service thread, opened once and kept on the conversation. */
+export function threadOpen(service: AssistantService, conversations: ConversationStore) {
+  return async (turn: Turn, context: StepContext): Promise<Turn> => {
+    const { conversation } = context;
+    if (conversation.serviceThreadId) return turn;
+    const thread = await throughOutage(
+      () => service.openThread({ assistantId: conversation.assistantId }, { party: context.party }),
+      context.outage,
+    );
+    conversations.setServiceThread(conversation.id, thread.id);
+    context.conversation = conversations.byId(conversation.id) ?? conversation;
+    return turn;
+  };
+}
+
+/** The service thread of a context whose first step has run. */
+export function serviceThreadOf(context: StepContext): string {
+  const id = context.conversation.serviceThreadId;
+  if (!id) throw new Error(`conversation ${context.conversation.id} has no service thread`);
+  return id;
+}

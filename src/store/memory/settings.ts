@@ -1,0 +1,23 @@
+import type { RunSettings } from "../../service/schemas.js";
+import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
+
+/** Settings in a Map: the core's tests use it in place of SQLite. */
+export class MemorySettingsStore implements SettingsStore {
+  private readonly rows = new Map<string, RunSettings>();
+
+  get(key: SettingsKey): RunSettings {
+    return { ...this.rows.get(keyOf(key)) };
+  }
+
+  update(key: SettingsKey, change: SettingsChange): RunSettings {
+    const merged: Record<string, unknown> = this.get(key);
+    for (const [field, value] of Object.entries(change)) {
+      if (value === null) delete merged[field];
+      else if (value !== undefined) merged[field] = value;
+    }
+    this.rows.set(keyOf(key), merged as RunSettings);
+    return this.get(key);
+  }
+}
+
+const keyOf = (key: SettingsKey) => `${key.team}\u0000${key.channel}\u0000${key.user}`;

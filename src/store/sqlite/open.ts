@@ -1,0 +1,17 @@
+import type { Stores } from "../stores.js";
+import { SqliteConversationStore } from "./conversations.js";
+import { openDatabase } from "./db.js";
+import { SqliteSettingsStore } from "./settings.js";
+import { SqliteTurnStore } from "./turns.js";
+
+/** Every store in one SQLite file (created and migrated if needed; see db.ts). */
+export function openSqliteStores(path: string, now: () => number = Date.now): Stores {
+  const db = openDatabase(path);
+  return {
+    conversations: new SqliteConversationStore(db, now),
+    turns: new SqliteTurnStore(db, now),
+    settings: new SqliteSettingsStore(db, now),
+    ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
+    close: () => db.close(),
+  };
+}

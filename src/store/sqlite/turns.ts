@@ -1,0 +1,174 @@
+import { randomUUID } from "node:crypto";
+import type { RunSettings } from "../../service/schemas.js";
+import type { TurnStore } from "../stores.js";
+import {
+  applyTurnEvent,
+  type NewTurn,
+  receivedTurn,
+  type Turn,
+  type TurnEvent,
+  type TurnOutcome,
+  type TurnState,
+} from "../turn.js";
+import { TurnEvents } from "../turn-events.js";
+import type { Db } from "./db.js";
+
+interface Row {
+  id: string;
+  conversation_id: number;
+  team: string;
+  channel: string;
+  thread_ts: string;
+  message_ts: string;
+  user: string;
+  content: string;
+  notes: string;
+  state: TurnState;
+  outcome: TurnOutcome | null;
+  service_content: string | null;
+  context_through_ts: string | null;
+  service_message_id: string | null;
+  run_id: string | null;
+  settings: string | null;
+  run_started_at: number | null;
+  reply_post_attempted: number;
+  reply_ts: string | null;
+  reply_parts: string;
+  model_used: string | null;
+  error: string | null;
+  created_at: number;
+}
+
+const toTurn = (r: Row): Turn => ({
+  id: r.id,
+  conversationId: r.conversation_id,
+  team: r.team,
+  channel: r.channel,
+  threadTs: r.thread_ts,
+  messageTs: r.message_ts,
+  user: r.user,
+  content: r.content,
+  notes: JSON.parse(r.notes) as string[],
+  state: r.state,
+  outcome: r.outcome,
+  serviceContent: r.service_content,
+  contextThroughTs: r.context_through_ts,
+  serviceMessageId: r.service_message_id,
+  runId: r.run_id,
+  settings: r.settings === null ? null : (JSON.parse(r.settings) as RunSettings),
+  runStartedAt: r.run_started_at,
+  replyPostAttempted: r.reply_post_attempted === 1,
+  replyParts: JSON.parse(r.reply_parts) as string[],
+  modelUsed: r.model_used,
+  error: r.error,
+  createdAt: r.created_at,
+});
+
+/** Every column a transition may change, as the statement's named parameters. */
+const toChange = (t: Turn) => ({
+  state: t.state,
+  outcome: t.outcome,
+  notes: JSON.stringify(t.notes),
+  service_content: t.serviceContent,
+  context_through_ts: t.contextThroughTs,
+  service_message_id: t.serviceMessageId,
+  run_id: t.runId,
+  settings: t.settings === null ? null : JSON.stringify(t.settings),
+  run_started_at: t.runStartedAt,
+  reply_post_attempted: t.replyPostAttempted ? 1 : 0,
+  reply_ts: t.replyParts[0] ?? null,
+  reply_parts: JSON.stringify(t.replyParts),
+  model_used: t.modelUsed,
+  error: t.error,
+});
+
+/** The turns in SQLite; every transition is checked by the state machine, then written whole. */
+export class SqliteTurnStore extends TurnEvents implements TurnStore {
+  private readonly insertStmt;
+  private readonly writeStmt;
+  private readonly byIdStmt;
+  private readonly byMessageStmt;
+  private readonly unfinishedStmt;
+  private readonly activeByUserStmt;
+  private readonly countByUserStmt;
+  private readonly messageIdsStmt;
+
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+    this.insertStmt = db.prepare(
+      `INSERT INTO turns (id, conversation_id, team, channel, thread_ts, message_ts, user, content,
+         notes, state, created_at, updated_at)
+       VALUES (@id, @conversationId, @team, @channel, @threadTs, @messageTs, @user, @content,
+         @notes, 'received', @createdAt, @createdAt)
+       ON CONFLICT (team, channel, message_ts) DO NOTHING`,
+    );
+    const columns = Object.keys(toChange(receivedTurn({} as NewTurn, "", 0)));
+    this.writeStmt = db.prepare(
+      `UPDATE turns SET ${columns.map((c) => `${c} = @${c}`).join(", ")}, updated_at = @now
+       WHERE id = @id AND state = @from`,
+    );
+    this.byIdStmt = db.prepare<[string], Row>("SELECT * FROM turns WHERE id = ?");
+    this.byMessageStmt = db.prepare<[string, string, string], Row>(
+      "SELECT * FROM turns WHERE team = ? AND channel = ? AND message_ts = ?",
+    );
+    this.unfinishedStmt = db.prepare<[], Row>(
+      "SELECT * FROM turns WHERE state <> 'finished' ORDER BY created_at, rowid",
+    );
+    this.messageIdsStmt = db.prepare<[number], { id: string }>(
+      `SELECT service_message_id AS id FROM turns
+       WHERE conversation_id = ? AND service_message_id IS NOT NULL`,
+    );
+    this.countByUserStmt = db.prepare<[string, string], { n: number }>(
+      "SELECT COUNT(*) AS n FROM turns WHERE team = ? AND user = ? AND state <> 'finished'",
+    );
+    this.activeByUserStmt = db.prepare<[string, string, string], Row>(
+      `SELECT * FROM turns WHERE team = ? AND channel = ? AND user = ? AND state <> 'finished'
+       ORDER BY created_at, rowid`,
+    );
+  }
+
+  create(input: NewTurn): Turn | undefined {
+    const turn = receivedTurn(input, randomUUID(), this.now());
+    const result = this.insertStmt.run({ ...input, id: turn.id, notes: JSON.stringify(input.notes), createdAt: turn.createdAt });
+    return result.changes === 1 ? this.byId(turn.id) : undefined;
+  }
+
+  byId(id: string): Turn | undefined {
+    const row = this.byIdStmt.get(id);
+    return row && toTurn(row);
+  }
+
+  byMessage(team: string, channel: string, messageTs: string): Turn | undefined {
+    const row = this.byMessageStmt.get(team, channel, messageTs);
+    return row && toTurn(row);
+  }
+
+  unfinished(): Turn[] {
+    return this.unfinishedStmt.all().map(toTurn);
+  }
+
+  activeFor(team: string, channel: string, user: string): Turn[] {
+    return this.activeByUserStmt.all(team, channel, user).map(toTurn);
+  }
+
+  serviceMessageIds(conversationId: number): Set<string> {
+    return new Set(this.messageIdsStmt.all(conversationId).map((r) => r.id));
+  }
+
+  unfinishedCountBy(team: string, user: string): number {
+    return this.countByUserStmt.get(team, user)?.n ?? 0;
+  }
+
+  protected apply(id: string, event: TurnEvent): Turn {
+    return this.db.transaction(() => {
+      const current = this.byId(id);
+      if (!current) throw new Error(`turn ${id} does not exist`);
+      const next = applyTurnEvent(current, event);
+      this.writeStmt.run({ ...toChange(next), id, from: current.state, now: this.now() });
+      return next;
+    })();
+  }
+}

@@ -1,0 +1,95 @@
+import type { RunSettings } from "../service/schemas.js";
+import type { NewTurn, Turn, TurnEvent, TurnOutcome } from "./turn.js";
+
+export type { RunSettings };
+
+/**
+ * What the bot keeps, as interfaces. SQLite (`store/sqlite/`) is the default; the
+ * in-memory stores (`store/memory/`) serve fast tests of the core. Both pass the same
+ * suite (test/store/stores.test.ts).
+ */
+
+/** One Slack thread mapped to one service thread. */
+export interface Conversation {
+  id: number;
+  team: string;
+  channel: string;
+  threadTs: string;
+  assistantId: string;
+  serviceThreadId: string | null;
+  /** The latest Slack ts of the thread passed on to the service; null: nothing yet. */
+  passedThroughTs: string | null;
+}
+
+export interface ConversationKey {
+  team: string;
+  channel: string;
+  threadTs: string;
+}
+
+export interface ConversationStore {
+  find(key: ConversationKey): Conversation | undefined;
+  byId(id: number): Conversation | undefined;
+  /** The conversation of this thread, created with `assistantId` if new. */
+  ensure(key: ConversationKey, assistantId: string): Conversation;
+  /** Sets the service thread once; a second call leaves the first in place. */
+  setServiceThread(id: number, serviceThreadId: string): void;
+  /** The thread was passed on up to `ts` (the caller only moves it forward). */
+  setPassedThrough(id: number, ts: string): void;
+}
+
+export interface SettingsKey {
+  team: string;
+  channel: string;
+  user: string;
+}
+
+/** A change of settings: a field set to `null` goes back to the default; absent fields stay. */
+export type SettingsChange = { [K in keyof RunSettings]?: RunSettings[K] | null };
+
+/** A person's run settings per channel (a DM is a channel). Absent fields are unset. */
+export interface SettingsStore {
+  get(key: SettingsKey): RunSettings;
+  update(key: SettingsKey, change: SettingsChange): RunSettings;
+}
+
+/**
+ * The turns, with one method per transition of the turn's state machine (`store/turn.ts`).
+ * Each returns the turn as recorded, and throws IllegalTransition when the turn's state
+ * does not allow it.
+ */
+export interface TurnStore {
+  /** Records a new turn; undefined when this Slack message already has one (a retry). */
+  create(input: NewTurn): Turn | undefined;
+  byId(id: string): Turn | undefined;
+  byMessage(team: string, channel: string, messageTs: string): Turn | undefined;
+  /** Every unfinished turn, in arrival order. */
+  unfinished(): Turn[];
+  /** A person's unfinished turns in one channel, oldest first. */
+  activeFor(team: string, channel: string, user: string): Turn[];
+  /** How many turns of this person are unfinished, in every channel of the workspace. */
+  unfinishedCountBy(team: string, user: string): number;
+  /** The service messages the turns of a conversation have posted (and recorded). */
+  serviceMessageIds(conversationId: number): Set<string>;
+
+  recordContent(id: string, content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">): Turn;
+  recordPostAttempt(id: string): Turn;
+  recordMessage(id: string, serviceMessageId: string): Turn;
+  recordRunStart(id: string, run: Omit<Extract<TurnEvent, { type: "run_start" }>, "type">): Turn;
+  recordReplyAttempt(id: string): Turn;
+  recordReply(id: string, parts: string[]): Turn;
+  finish(
+    id: string,
+    end: { outcome: TurnOutcome; modelUsed?: string | null; error?: string | null },
+  ): Turn;
+}
+
+/** Everything the bot keeps, and how to reach and release it. */
+export interface Stores {
+  conversations: ConversationStore;
+  turns: TurnStore;
+  settings: SettingsStore;
+  /** Whether the storage answers (readiness). */
+  ping(): boolean;
+  close(): void;
+}

@@ -1,0 +1,51 @@
+import type { TurnStore } from "./stores.js";
+import type { Turn, TurnEvent } from "./turn.js";
+
+type Recorders = Pick<
+  TurnStore,
+  | "recordContent"
+  | "recordPostAttempt"
+  | "recordMessage"
+  | "recordRunStart"
+  | "recordReplyAttempt"
+  | "recordReply"
+  | "finish"
+>;
+
+/**
+ * The typed transition methods of a turn store, each one event of the state machine,
+ * over the store's single `apply`. Every implementation extends it, so a transition
+ * means the same in SQLite and in memory.
+ */
+export abstract class TurnEvents implements Recorders {
+  /** Applies `event` (`applyTurnEvent`) to the stored turn and keeps the result. */
+  protected abstract apply(id: string, event: TurnEvent): Turn;
+
+  recordContent(id: string, content: Parameters<Recorders["recordContent"]>[1]): Turn {
+    return this.apply(id, { type: "compose", ...content });
+  }
+
+  recordPostAttempt(id: string): Turn {
+    return this.apply(id, { type: "post_attempt" });
+  }
+
+  recordMessage(id: string, serviceMessageId: string): Turn {
+    return this.apply(id, { type: "message", serviceMessageId });
+  }
+
+  recordRunStart(id: string, run: Parameters<Recorders["recordRunStart"]>[1]): Turn {
+    return this.apply(id, { type: "run_start", ...run });
+  }
+
+  recordReplyAttempt(id: string): Turn {
+    return this.apply(id, { type: "reply_attempt" });
+  }
+
+  recordReply(id: string, parts: string[]): Turn {
+    return this.apply(id, { type: "reply", parts });
+  }
+
+  finish(id: string, end: Parameters<Recorders["finish"]>[1]): Turn {
+    return this.apply(id, { type: "finish", ...end });
+  }
+}

@@ -1,0 +1,162 @@
+import type { RunSettings } from "../service/schemas.js";
+
+/**
+ * A turn is one answered Slack message, and this module is its state machine: the states,
+ * the events that move it, which event is legal in which state, and what each one records.
+ * Every store applies events through `applyTurnEvent`, so the rules live here and nowhere
+ * else, and a restart resumes each unfinished turn from what its state says was done:
+ *
+ *   received ─compose─► composed ─post_attempt─► posting ─message─► message_posted
+ *        ─run_start─► run_started ─finish─► finished
+ *
+ * `posting` means a post of the question was sent and its outcome may be unknown (a crash,
+ * a reset): the next attempt looks in the service thread before posting again. `finish`
+ * is legal from every state but `finished` (a stop, a refusal or an error ends a turn
+ * wherever it is). The reply's Slack messages (`reply_attempt`, `reply`) are recorded in
+ * any unfinished state: a queued turn shows its placeholder before it starts.
+ */
+export const TURN_STATES = [
+  "received",
+  "composed",
+  "posting",
+  "message_posted",
+  "run_started",
+  "finished",
+] as const;
+export type TurnState = (typeof TURN_STATES)[number];
+export type TurnOutcome = "completed" | "failed" | "stopped" | "error";
+
+export interface Turn {
+  id: string;
+  conversationId: number;
+  team: string;
+  channel: string;
+  threadTs: string;
+  messageTs: string;
+  user: string;
+  /** The person's question, as readable text. */
+  content: string;
+  /** Short notes shown under the reply (files not passed on, a thread left out). */
+  notes: string[];
+  state: TurnState;
+  outcome: TurnOutcome | null;
+  /** The text posted to the service (the question with the thread before it); fixed once composed. */
+  serviceContent: string | null;
+  /** The Slack ts the composed text carries the thread up to; null when none was read. */
+  contextThroughTs: string | null;
+  serviceMessageId: string | null;
+  runId: string | null;
+  /** The settings the run was started with. */
+  settings: RunSettings | null;
+  /** When the run started, epoch ms: the run timeout counts from it across restarts. */
+  runStartedAt: number | null;
+  /** The placeholder's post was sent (it may be in Slack even if its ts was not recorded). */
+  replyPostAttempted: boolean;
+  /** Every reply message of this turn, in order; the first is the placeholder. */
+  replyParts: string[];
+  modelUsed: string | null;
+  error: string | null;
+  createdAt: number;
+}
+
+export interface NewTurn {
+  conversationId: number;
+  team: string;
+  channel: string;
+  threadTs: string;
+  messageTs: string;
+  user: string;
+  content: string;
+  notes: string[];
+}
+
+export type TurnEvent =
+  | { type: "compose"; serviceContent: string; contextThroughTs: string | null; notes: string[] }
+  | { type: "post_attempt" }
+  | { type: "message"; serviceMessageId: string }
+  | { type: "run_start"; runId: string; settings: RunSettings; startedAt: number }
+  | { type: "reply_attempt" }
+  | { type: "reply"; parts: string[] }
+  | { type: "finish"; outcome: TurnOutcome; modelUsed?: string | null; error?: string | null };
+
+const UNFINISHED = TURN_STATES.filter((s) => s !== "finished");
+
+/** Which states each event is legal in, and the state it leads to (none: the state stays). */
+export const TURN_TRANSITIONS: Record<
+  TurnEvent["type"],
+  { from: readonly TurnState[]; to?: TurnState }
+> = {
+  compose: { from: ["received"], to: "composed" },
+  post_attempt: { from: ["composed", "posting"], to: "posting" },
+  message: { from: ["posting"], to: "message_posted" },
+  run_start: { from: ["message_posted"], to: "run_started" },
+  reply_attempt: { from: UNFINISHED },
+  reply: { from: UNFINISHED },
+  finish: { from: UNFINISHED, to: "finished" },
+};
+
+export class IllegalTransition extends Error {
+  constructor(
+    readonly turnId: string,
+    readonly state: TurnState,
+    readonly event: TurnEvent["type"],
+  ) {
+    super(`turn ${turnId} is ${state}: ${event} is not allowed there`);
+    this.name = "IllegalTransition";
+  }
+}
+
+/** A new turn, as it is recorded when its Slack message arrives. */
+export function receivedTurn(input: NewTurn, id: string, now: number): Turn {
+  return {
+    ...input,
+    id,
+    state: "received",
+    outcome: null,
+    serviceContent: null,
+    contextThroughTs: null,
+    serviceMessageId: null,
+    runId: null,
+    settings: null,
+    runStartedAt: null,
+    replyPostAttempted: false,
+    replyParts: [],
+    modelUsed: null,
+    error: null,
+    createdAt: now,
+  };
+}
+
+/** The turn after `event`; throws IllegalTransition when its state does not allow it. */
+export function applyTurnEvent(turn: Turn, event: TurnEvent): Turn {
+  const rule = TURN_TRANSITIONS[event.type];
+  if (!rule.from.includes(turn.state)) throw new IllegalTransition(turn.id, turn.state, event.type);
+  const next: Turn = { ...turn, state: rule.to ?? turn.state };
+  switch (event.type) {
+    case "compose":
+      return { ...next, ...pick(event, "serviceContent", "contextThroughTs", "notes") };
+    case "message":
+      return { ...next, serviceMessageId: event.serviceMessageId };
+    case "run_start":
+      return { ...next, runId: event.runId, settings: event.settings, runStartedAt: event.startedAt };
+    case "reply_attempt":
+      return { ...next, replyPostAttempted: true };
+    case "reply":
+      return { ...next, replyParts: [...event.parts] };
+    case "finish":
+      return {
+        ...next,
+        outcome: event.outcome,
+        modelUsed: event.modelUsed ?? turn.modelUsed,
+        error: event.error ?? turn.error,
+      };
+    case "post_attempt":
+      return next;
+  }
+}
+
+function pick<T, K extends keyof T>(value: T, ...keys: K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const key of keys) out[key] = value[key];
+  return out;
+}

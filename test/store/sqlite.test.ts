@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/store/sqlite/db.js";
+import { openSqliteStores } from "../../src/store/sqlite/open.js";
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+const tempDir = () => {
+  dir = mkdtempSync(join(tmpdir(), "sqlite-store-"));
+  return dir;
+};
+
+describe("the SQLite file", () => {
+  it("is created in WAL mode, beneath missing folders, and keeps data across reopen", () => {
+    const path = join(tempDir(), "nested", "bridge.db");
+    const db = openDatabase(path);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    db.close();
+    const first = openSqliteStores(path);
+    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
+    first.conversations.setServiceThread(c.id, "thread-1");
+    first.close();
+    const again = openSqliteStores(path);
+    expect(again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" })).toMatchObject({
+      assistantId: "asst",
+      serviceThreadId: "thread-1",
+    });
+    again.close();
+  });
+
+  it("fails with a clear error when the file cannot be opened", () => {
+    // A regular file where a folder should be: nothing can be created beneath it.
+    const blocker = join(tempDir(), "not-a-folder");
+    writeFileSync(blocker, "x");
+    expect(() => openDatabase(join(blocker, "bridge.db"))).toThrow(
+      /^Cannot open the database at .*not-a-folder\/bridge\.db: /,
+    );
+  });
+
+  it("carries turns of the previous schema into the state machine's states", () => {
+    const path = join(tempDir(), "bridge.db");
+    const old = new Database(path);
+    old.exec(`CREATE TABLE turns (id TEXT PRIMARY KEY, state TEXT NOT NULL, content TEXT NOT NULL,
+      service_content TEXT, post_attempted INTEGER NOT NULL DEFAULT 0)`);
+    old.pragma("user_version = 4");
+    old.exec(`INSERT INTO turns VALUES ('sent', 'received', 'q1', NULL, 1),
+      ('composed', 'received', 'q2', 'ctx q2', 0), ('fresh', 'received', 'q3', NULL, 0),
+      ('later', 'run_started', 'q4', 'q4', 1)`);
+    old.close();
+    const db = openDatabase(path);
+    expect(db.prepare("SELECT id, state, service_content FROM turns ORDER BY id").all()).toEqual([
+      { id: "composed", state: "composed", service_content: "ctx q2" },
+      { id: "fresh", state: "received", service_content: null },
+      { id: "later", state: "run_started", service_content: "q4" },
+      { id: "sent", state: "posting", service_content: "q1" },
+    ]);
+    db.close();
+  });
+});

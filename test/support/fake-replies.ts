@@ -1,0 +1,66 @@
+import { LiveTurn } from "../../src/bridge/live-turn.js";
+import type {
+  ReplyRecorder,
+  ReplyRenderer,
+  ReplyStrategy,
+  ReplyTarget,
+  ReplyView,
+} from "../../src/bridge/ports.js";
+import { TurnReply } from "../../src/bridge/turn-reply.js";
+import type { TurnStore } from "../../src/store/stores.js";
+import type { Turn } from "../../src/store/turn.js";
+
+/** What a fake reply was asked to show, in order. */
+export type ReplyCall = { turnId: string; call: "open" | "show" | "finish"; view: ReplyView };
+
+/**
+ * A reply strategy that keeps every view it is given instead of calling Slack: opening
+ * "posts" a placeholder with a made-up ts (recorded as Slack's reply would be).
+ */
+export class FakeReplies implements ReplyStrategy {
+  readonly calls: ReplyCall[] = [];
+  /** Held open calls: each resolves when the test calls `release`. */
+  holdOpens = false;
+  private held: (() => void)[] = [];
+
+  render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
+    const parts = [...target.parts];
+    return {
+      open: async (view) => {
+        this.calls.push({ turnId: target.turnId, call: "open", view });
+        if (parts.length > 0) return;
+        recorder.posting();
+        if (this.holdOpens) await new Promise<void>((resolve) => this.held.push(resolve));
+        parts.push(`reply-${target.turnId}`);
+        recorder.parts([...parts]);
+      },
+      show: (view) => {
+        this.calls.push({ turnId: target.turnId, call: "show", view });
+      },
+      finish: async (view) => {
+        this.calls.push({ turnId: target.turnId, call: "finish", view });
+      },
+    };
+  }
+
+  /** Lets every held open go on. */
+  release(): void {
+    for (const go of this.held.splice(0)) go();
+  }
+
+  /** The calls for one turn, as `call:phase[:body]` lines, easy to compare. */
+  story(turnId: string): string[] {
+    return this.calls
+      .filter((c) => c.turnId === turnId)
+      .map((c) => {
+        const phase = c.view.phase;
+        const detail = phase.kind === "queued" ? `${phase.kind}(${phase.where} ${phase.ahead})` : phase.kind;
+        return c.view.body ? `${c.call}:${detail}:${c.view.body}` : `${c.call}:${detail}`;
+      });
+  }
+}
+
+/** A live turn with a reply on `replies`, as the bridge makes one. */
+export function liveTurn(replies: ReplyStrategy, turns: TurnStore, turn: Turn): LiveTurn {
+  return new LiveTurn(turn.id, new TurnReply(replies, turns, turn));
+}
