@@ -17,7 +17,7 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from "../src/simulator/server.js";
-import { type Turn, TurnStore } from "../src/store/turns.js";
+import type { Turn } from "../src/store/turn.js";
 import { type FakeSlack, startFakeSlack } from "../test/support/fake-slack.js";
 import {
   appMention,
@@ -108,7 +108,7 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
     const { port } = await bot.start();
     let graceMs = 1_000;
     started.push({ close: () => bot.stop(graceMs) });
-    const turns = new TurnStore(bot.db);
+    const { turns } = bot.stores;
     const endpoint = `http://127.0.0.1:${port}/slack/events`;
 
     const post = async (kind: RequestKind, payload: Payload) => {

@@ -11,7 +11,6 @@ import { serviceProbe } from "./observability/service-probe.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
-import { settleWithin } from "./time.js";
 import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
@@ -25,7 +24,7 @@ import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
-import { type Clock, systemClock } from "./time.js";
+import { type Clock, settleWithin, systemClock } from "./time.js";
 
 export interface Bot {
   app: BoltApp;

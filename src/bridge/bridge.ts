@@ -136,8 +136,10 @@ export class Bridge {
 
   /** This person's unfinished turns in this channel, with whether each is running. */
   activeFor(team: string, channel: string, user: string): { turn: Turn; running: boolean }[] {
+    // A turn whose ending is being shown is no longer active, though not yet recorded finished.
     return this.deps.turns
       .activeFor(team, channel, user)
+      .filter((turn) => this.live.get(turn.id)?.stage !== "ended")
       .map((turn) => ({ turn, running: this.live.get(turn.id)?.stage === "running" }));
   }
 
@@ -175,7 +177,10 @@ export class Bridge {
     // ahead") rather than when its turn comes, so the person sees at once it was heard.
     if (ahead > 0 && turn.replyParts.length === 0) {
       live.reply.open({ kind: "queued", ahead, where: "thread" }).catch((error: unknown) => {
-        this.deps.logger.warn({ turn: turn.id, err: String(error) }, "could not post the queued placeholder");
+        this.deps.logger.warn(
+          { turn: turn.id, err: String(error) },
+          "could not post the queued placeholder",
+        );
       });
     }
     void this.queue
@@ -185,7 +190,12 @@ export class Bridge {
 
   private replyOf(turn: Turn): TurnReply {
     const onFirstText = this.deps.onFirstText;
-    return new TurnReply(this.deps.replies, this.deps.turns, turn, onFirstText && (() => onFirstText(turn)));
+    return new TurnReply(
+      this.deps.replies,
+      this.deps.turns,
+      turn,
+      onFirstText && (() => onFirstText(turn)),
+    );
   }
 
   private async stopTurn(turn: Turn, user: string): Promise<boolean> {

@@ -42,7 +42,10 @@ export type RunProgress =
   | { type: "end"; reason: "done" | "eof" | "idle" };
 
 export interface AssistantService {
-  openThread(body: { assistantId: string; title?: string }, opts?: CallOptions): Promise<{ id: string }>;
+  openThread(
+    body: { assistantId: string; title?: string },
+    opts?: CallOptions,
+  ): Promise<{ id: string }>;
   postMessage(
     threadId: string,
     body: { content: string },
@@ -60,7 +63,9 @@ export interface AssistantService {
   listMessages(
     threadId: string,
     opts?: CallOptions,
-  ): Promise<{ id: string; content?: string | null | undefined; role?: string | null | undefined }[]>;
+  ): Promise<
+    { id: string; content?: string | null | undefined; role?: string | null | undefined }[]
+  >;
 }
 
 /** What a reply shows besides the answer text. */

@@ -48,7 +48,10 @@ export function runFollow(deps: RunFollowDeps) {
             signal: follow,
             onText: (text) => live.reply.write(text),
           }),
-        { ...context.outage, signal: AbortSignal.any([context.outage.signal, follow].filter(isSignal)) },
+        {
+          ...context.outage,
+          signal: AbortSignal.any([context.outage.signal, follow].filter(isSignal)),
+        },
       );
     } finally {
       cancelTimeout();

@@ -54,7 +54,11 @@ export class RunStart {
       if (live.stopped && live.waits.signal.aborted) return turn;
       throw error;
     }
-    const started = turns.recordRunStart(turn.id, { runId, settings: sent, startedAt: clock.now() });
+    const started = turns.recordRunStart(turn.id, {
+      runId,
+      settings: sent,
+      startedAt: clock.now(),
+    });
     live.reply.status({ kind: "working" });
     return started;
   };

@@ -2,8 +2,8 @@ import type { Bridge } from "../bridge/bridge.js";
 import { parseCommand, usageLines } from "../controls/command-table.js";
 import type { Logger } from "../logger.js";
 import type { RunSettings } from "../service/schemas.js";
-import { settleWithin } from "../time.js";
 import type { SettingsStore } from "../store/stores.js";
+import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
 
@@ -101,7 +101,9 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           // A turn whose placeholder could not be posted has no reply: link its question instead.
           const lookup = await settleWithin(
             Promise.all(
-              mine.map(({ turn }) => deps.permalink(key.channel, turn.replyParts[0] ?? turn.messageTs)),
+              mine.map(({ turn }) =>
+                deps.permalink(key.channel, turn.replyParts[0] ?? turn.messageTs),
+              ),
             ),
             1_500,
           );

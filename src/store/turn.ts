@@ -138,7 +138,12 @@ export function applyTurnEvent(turn: Turn, event: TurnEvent): Turn {
     case "message":
       return { ...next, serviceMessageId: event.serviceMessageId };
     case "run_start":
-      return { ...next, runId: event.runId, settings: event.settings, runStartedAt: event.startedAt };
+      return {
+        ...next,
+        runId: event.runId,
+        settings: event.settings,
+        runStartedAt: event.startedAt,
+      };
     case "reply_attempt":
       return { ...next, replyPostAttempted: true };
     case "reply":

@@ -7,6 +7,7 @@ import {
   stopTurnId,
   USER,
 } from "../support/bridge-harness.js";
+import { clockAheadBy } from "../support/manual-clock.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -67,15 +68,12 @@ describe("the run time limit", () => {
     h = await startHarness({ env: { RUN_TIMEOUT_SECONDS: "600" } });
     const x = h;
     x.sim.control.enqueueAnswer({ text: "Thinking out loud", hang: true });
-    const { threadTs, ts } = await x.mention("<@UBOT> never finish");
+    const { threadTs } = await x.mention("<@UBOT> never finish");
     await x.slack.waitFor((s) =>
       s.replies(CHANNEL, threadTs).some((m) => s.visibleText(m).includes("Thinking")),
     );
-    // The run started eleven minutes ago, as far as the record goes.
-    x.bot.db
-      .prepare("UPDATE turns SET run_started_at = ? WHERE message_ts = ?")
-      .run(Date.now() - 11 * 60_000, ts);
-    await x.restart({ SHUTDOWN_GRACE_SECONDS: "0" });
+    // The bot comes back eleven minutes later: the run started that long ago.
+    await x.restart({ SHUTDOWN_GRACE_SECONDS: "0" }, clockAheadBy(11 * 60_000));
     const [reply] = await x.settled(CHANNEL, threadTs, 1, 15_000);
     expect(reply).toContain(
       "The assistant did not finish within 10 minutes, so the run was stopped.",

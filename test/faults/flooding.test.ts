@@ -1,18 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import type { ReplySink } from "../../src/bridge/ports.js";
 import { Relay } from "../../src/bridge/relay.js";
+import { TurnContent } from "../../src/bridge/turn-content.js";
 import { TurnRunner } from "../../src/bridge/turn-runner.js";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
-import { ConversationStore } from "../../src/store/conversations.js";
-import { openDatabase } from "../../src/store/db.js";
-import { SettingsStore } from "../../src/store/settings.js";
-import { TurnStore } from "../../src/store/turns.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+import { systemClock } from "../../src/time.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
+import { FakeReplies } from "../support/fake-replies.js";
 import { appMention } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
@@ -84,29 +83,31 @@ describe("the service budget shared between people", () => {
       token: "fair-token",
       budget: new ServiceBudget(limits),
     });
-    const db = openDatabase(":memory:");
-    const conversations = new ConversationStore(db);
-    const turns = new TurnStore(db);
+    const { conversations, turns, settings } = memoryStores();
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
-    const replies: ReplySink = {
-      reply: () => ({ open: async () => {}, show: () => {}, finish: async () => {} }),
-    };
+    const content = new TurnContent({
+      history: undefined,
+      turns,
+      conversations,
+      logger: silent,
+      budgetChars: 0,
+    });
     const runner = new TurnRunner({
       service: client,
       relay: new Relay(client, { pollIntervalMs: 50 }),
       turns,
       conversations,
-      settings: new SettingsStore(db),
-      replies,
+      settings,
+      content,
       logger: silent,
       limits: { maxMessageChars: 1_000, runTimeoutMs: 60_000, serviceOutageMs: 60_000 },
-      now: Date.now,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      clock: systemClock,
     });
     const bridge = new Bridge({
       conversations,
       turns,
       runner,
+      replies: new FakeReplies(),
       logger: silent,
       assistantFor: () => "asst-fair",
       maxQueuedPerPerson: 20,
@@ -143,6 +144,5 @@ describe("the service budget shared between people", () => {
     expect(otherAt).toBeLessThanOrEqual(3);
     expect(order.slice(otherAt + 1).filter((who) => who === FLOODER).length).toBeGreaterThan(5);
     expect(turns.unfinished()).toEqual([]);
-    db.close();
   });
 });

@@ -32,8 +32,8 @@ describe("a reply as the chat shows it", () => {
   });
 
   it("shows a placeholder's status with [Stop] before any text", () => {
-    const item = reply({ body: "", phase: { kind: "queued", ahead: 2 } });
-    expect(shown(item)).toEqual(["assistant> · Queued — 2 ahead  [Stop]"]);
+    const item = reply({ body: "", phase: { kind: "queued", ahead: 2, where: "thread" } });
+    expect(shown(item)).toEqual(["assistant> · Queued — 2 ahead in this thread  [Stop]"]);
   });
 
   it("shows the final answer with the model and no Stop button", () => {

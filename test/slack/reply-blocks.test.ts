@@ -80,10 +80,13 @@ const SIMULATOR_ANSWER = [
 
 describe("buildReply", () => {
   it("shows an in-progress reply with its status and one Stop button", () => {
-    const payload = buildReply({ body: "", phase: { kind: "queued", ahead: 3 }, turnId: "turn-7" });
+    const phase = { kind: "queued", ahead: 3, where: "service" } as const;
+    const payload = buildReply({ body: "", phase, turnId: "turn-7" });
     expect(kinds(payload)).toEqual(["context", "actions"]);
-    expect(statusTexts(payload)).toEqual([":hourglass_flowing_sand: Queued — 3 ahead"]);
-    expect(payload.text).toBe("Queued — 3 ahead");
+    expect(statusTexts(payload)).toEqual([
+      ":hourglass_flowing_sand: Queued — 3 ahead at the assistant service",
+    ]);
+    expect(payload.text).toBe("Queued — 3 ahead at the assistant service");
     expect(blocksOf(payload)[1]?.elements).toEqual([
       {
         type: "button",
@@ -111,8 +114,11 @@ describe("buildReply", () => {
   it("words each in-progress phase", () => {
     const status = (phase: ReplyPhase, body = "") =>
       statusTexts(buildReply({ body, phase, turnId: "t" }));
-    expect(status({ kind: "queued", ahead: 0 })).toEqual([
+    expect(status({ kind: "queued", ahead: 0, where: "service" })).toEqual([
       ":hourglass_flowing_sand: Queued — next in line",
+    ]);
+    expect(status({ kind: "queued", ahead: 2, where: "thread" })).toEqual([
+      ":hourglass_flowing_sand: Queued — 2 ahead in this thread",
     ]);
     expect(status({ kind: "starting" })).toEqual([":hourglass_flowing_sand: Starting…"]);
     expect(status({ kind: "working" })).toEqual([":hourglass_flowing_sand: Working…"]);
@@ -237,7 +243,7 @@ describe("buildReply", () => {
   it("keeps every phase within Slack's limits, whatever the body, error and notes", () => {
     const huge = "x & <y> 😀 ".repeat(3_000); // 30,000 chars, 60,000+ once escaped
     const phases: ReplyPhase[] = [
-      { kind: "queued", ahead: 12 },
+      { kind: "queued", ahead: 12, where: "service" },
       { kind: "starting" },
       { kind: "working" },
       { kind: "retrying", note: "n<".repeat(4_000) },

@@ -52,14 +52,22 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     conversations.setServiceThread(c.id, "th-1");
     conversations.setServiceThread(c.id, "th-2");
     conversations.setPassedThrough(c.id, "1.5");
-    expect(conversations.byId(c.id)).toMatchObject({ serviceThreadId: "th-1", passedThroughTs: "1.5" });
+    expect(conversations.byId(c.id)).toMatchObject({
+      serviceThreadId: "th-1",
+      passedThroughTs: "1.5",
+    });
     expect(conversations.find({ ...KEY, threadTs: "2.2" })).toBeUndefined();
   });
 
   it("records one turn per Slack message, as received", () => {
     const stores = open();
     const turn = newTurn(stores, "1.1");
-    expect(turn).toMatchObject({ state: "received", notes: ["files"], replyParts: [], createdAt: 1_000 });
+    expect(turn).toMatchObject({
+      state: "received",
+      notes: ["files"],
+      replyParts: [],
+      createdAt: 1_000,
+    });
     expect(newTurn(stores, "1.1")).toBeUndefined();
     expect(stores.turns.byMessage("T", "C", "1.1")?.id).toBe(turn?.id);
   });
@@ -70,11 +78,19 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const id = newTurn(stores, "1.1")?.id as string;
     turns.recordReplyAttempt(id);
     turns.recordReply(id, ["9.1"]);
-    turns.recordContent(id, { serviceContent: "ctx q", contextThroughTs: "1.1", notes: ["a", "b"] });
+    turns.recordContent(id, {
+      serviceContent: "ctx q",
+      contextThroughTs: "1.1",
+      notes: ["a", "b"],
+    });
     turns.recordPostAttempt(id);
     turns.recordPostAttempt(id);
     turns.recordMessage(id, "m1");
-    const started = turns.recordRunStart(id, { runId: "r1", settings: { maxSteps: 3 }, startedAt: 7 });
+    const started = turns.recordRunStart(id, {
+      runId: "r1",
+      settings: { maxSteps: 3 },
+      startedAt: 7,
+    });
     expect(turns.byId(id)).toEqual(started);
     expect(started).toMatchObject({
       state: "run_started",
@@ -88,7 +104,11 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       replyParts: ["9.1"],
     });
     turns.finish(id, { outcome: "completed", modelUsed: "m-large", error: null });
-    expect(turns.byId(id)).toMatchObject({ state: "finished", outcome: "completed", modelUsed: "m-large" });
+    expect(turns.byId(id)).toMatchObject({
+      state: "finished",
+      outcome: "completed",
+      modelUsed: "m-large",
+    });
   });
 
   it("refuses an illegal transition and leaves the turn as it was", () => {
@@ -98,7 +118,11 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     stores.turns.finish(id, { outcome: "stopped" });
     expect(() => stores.turns.finish(id, { outcome: "error" })).toThrow(IllegalTransition);
     expect(() => stores.turns.recordReply(id, ["1.2"])).toThrow(IllegalTransition);
-    expect(stores.turns.byId(id)).toMatchObject({ state: "finished", outcome: "stopped", replyParts: [] });
+    expect(stores.turns.byId(id)).toMatchObject({
+      state: "finished",
+      outcome: "stopped",
+      replyParts: [],
+    });
   });
 
   it("lists unfinished turns in arrival order, per person, and the messages they posted", () => {

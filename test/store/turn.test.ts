@@ -124,7 +124,11 @@ describe("the turn state machine", () => {
     const posted = applyTurnEvent(applyTurnEvent(composed, EVENTS.post_attempt), EVENTS.message);
     expect(posted.serviceMessageId).toBe("m1");
     const started = applyTurnEvent(posted, EVENTS.run_start);
-    expect([started.runId, started.settings, started.runStartedAt]).toEqual(["r1", { maxSteps: 3 }, 42]);
+    expect([started.runId, started.settings, started.runStartedAt]).toEqual([
+      "r1",
+      { maxSteps: 3 },
+      42,
+    ]);
     const replied = applyTurnEvent(applyTurnEvent(started, EVENTS.reply_attempt), EVENTS.reply);
     expect([replied.replyPostAttempted, replied.replyParts]).toEqual([true, ["9.1", "9.2"]]);
     const done = applyTurnEvent(replied, EVENTS.finish);

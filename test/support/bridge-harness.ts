@@ -16,6 +16,7 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from "../../src/simulator/server.js";
+import { type Clock, systemClock } from "../../src/time.js";
 import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from "./fake-slack.js";
 import {
   appMention,
@@ -41,6 +42,8 @@ export interface HarnessOptions {
   /** Extra or overriding environment variables for the bot. */
   env?: Record<string, string>;
   socketMode?: boolean;
+  /** The bot's clock; default the system's. */
+  clock?: Clock;
 }
 
 export interface Harness {
@@ -88,7 +91,8 @@ export interface Harness {
   /** Requests the service saw, by method and path pattern. */
   serviceRequests(method: string, path: RegExp): { body: unknown; path: string }[];
   /** Stops the bot (not the fakes) and starts a new one on the same database. */
-  restart(env?: Record<string, string>): Promise<void>;
+  /** Stops the bot and starts it again on the same database (with more env, another clock). */
+  restart(env?: Record<string, string>, clock?: Clock): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -114,6 +118,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const databasePath = join(mkdtempSync(join(tmpdir(), "bridge-e2e-")), "bridge.db");
   const logs: string[] = [];
   let extraEnv = options.env ?? {};
+  let clock = options.clock ?? systemClock;
 
   const launch = async (): Promise<{ bot: Bot; botUrl: string }> => {
     const env: Record<string, string> = {
@@ -131,7 +136,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     };
     const config = loadConfig(env);
     const logger = createLogger({ level: config.logLevel, destination: captureLogs(logs) });
-    const bot = createBot(config, logger);
+    const bot = createBot(config, logger, clock);
     const { port } = await bot.start();
     return { bot, botUrl: `http://127.0.0.1:${port}` };
   };
@@ -235,9 +240,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         .filter((r) => r.method === method && path.test(r.path))
         .map((r) => ({ body: r.body, path: r.path }));
     },
-    async restart(env) {
+    async restart(env, nextClock) {
       await bot.stop(2_000);
       if (env) extraEnv = { ...extraEnv, ...env };
+      if (nextClock) clock = nextClock;
       ({ bot, botUrl } = await launch());
     },
     async close() {

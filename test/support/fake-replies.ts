@@ -54,7 +54,8 @@ export class FakeReplies implements ReplyStrategy {
       .filter((c) => c.turnId === turnId)
       .map((c) => {
         const phase = c.view.phase;
-        const detail = phase.kind === "queued" ? `${phase.kind}(${phase.where} ${phase.ahead})` : phase.kind;
+        const detail =
+          phase.kind === "queued" ? `${phase.kind}(${phase.where} ${phase.ahead})` : phase.kind;
         return c.view.body ? `${c.call}:${detail}:${c.view.body}` : `${c.call}:${detail}`;
       });
   }

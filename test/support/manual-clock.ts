@@ -1,4 +1,9 @@
-import type { Clock } from "../../src/time.js";
+import { type Clock, systemClock } from "../../src/time.js";
+
+/** The system clock, read `ms` later than it is: a bot started "later" than the last one. */
+export function clockAheadBy(ms: number): Clock {
+  return { ...systemClock, now: () => systemClock.now() + ms };
+}
 
 interface Scheduled {
   at: number;

@@ -1,7 +1,6 @@
 import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Db } from "./db.js";
 
-
 interface Row {
   id: number;
   team: string;

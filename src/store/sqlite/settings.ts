@@ -41,10 +41,7 @@ export class SqliteSettingsStore implements SettingsStore {
     return settings;
   }
 
-  update(
-    key: SettingsKey,
-    change: SettingsChange,
-  ): RunSettings {
+  update(key: SettingsKey, change: SettingsChange): RunSettings {
     const merged: Record<string, unknown> = { ...this.get(key) };
     for (const [field, value] of Object.entries(change)) {
       if (value === null) delete merged[field];

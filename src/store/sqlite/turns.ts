@@ -132,7 +132,12 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   create(input: NewTurn): Turn | undefined {
     const turn = receivedTurn(input, randomUUID(), this.now());
-    const result = this.insertStmt.run({ ...input, id: turn.id, notes: JSON.stringify(input.notes), createdAt: turn.createdAt });
+    const result = this.insertStmt.run({
+      ...input,
+      id: turn.id,
+      notes: JSON.stringify(input.notes),
+      createdAt: turn.createdAt,
+    });
     return result.changes === 1 ? this.byId(turn.id) : undefined;
   }
 
