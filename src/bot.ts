@@ -12,7 +12,6 @@ import { serviceProbe } from "./observability/service-probe.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
-import { settleWithin } from "./time.js";
 import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
@@ -21,6 +20,7 @@ import { PostGate } from "./slack/post-gate.js";
 import { SlackReplySink } from "./slack/reply.js";
 import type { ReplyPayload } from "./slack/reply-blocks.js";
 import { findReplyInThread } from "./slack/reply-lookup.js";
+import { CallScheduler } from "./slack/scheduler.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
@@ -28,6 +28,7 @@ import { ConversationStore } from "./store/conversations.js";
 import { type Db, openDatabase } from "./store/db.js";
 import { SettingsStore } from "./store/settings.js";
 import { TurnStore } from "./store/turns.js";
+import { settleWithin } from "./time.js";
 
 export interface Bot {
   app: BoltApp;
@@ -101,17 +102,21 @@ export function createBot(config: Config, logger: Logger): Bot {
   });
   slackConnection = watchSlackConnection(app);
 
+  // One scheduler for every Slack call the replies make: edits and posts are policies on it.
+  const scheduler = new CallScheduler();
   const pacer = new Pacer<ReplyPayload>(
     async (target, payload) => {
       await app.client.chat.update({ channel: target.channel, ts: target.ts, ...payload } as never);
     },
     {
+      scheduler,
       updatesPerMinute: config.slack.updatesPerMinute,
       onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.update" }),
       onSent: (_target, final) => metrics.edits.inc({ kind: final ? "final" : "interim" }),
     },
   );
   const postGate = new PostGate({
+    scheduler,
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
   const replies = new SlackReplySink({
@@ -276,7 +281,7 @@ export function createBot(config: Config, logger: Logger): Bot {
       // A client that holds its connection open (a half-sent request) must not hold the exit.
       await settleWithin(app.stop(), UNWIND_MS);
       await opsServer?.close();
-      pacer.close();
+      scheduler.close();
       await service.close();
       await probeClient.close();
       db.close();
