@@ -1,5 +1,10 @@
 import type { CallFailure } from "./call-failure.js";
 
+/*
+ * The contract between the call scheduler and the policies on it (the edit pacer, the post
+ * gate): a policy registers a method with its budget, and keeps one lane per key.
+ */
+
 /**
  * The calls of one key (a message being edited, a channel being posted to) as a policy keeps
  * them. The scheduler asks a lane when it has something and hands it the outcome; it keeps
@@ -29,6 +34,40 @@ export interface Lane {
   /** Nothing happened for long enough: true, and whoever still waits is told, to drop the lane. */
   expired(now: number): boolean;
   /** The method closes: what waits is rejected; a call in flight still settles. */
+  close(): void;
+}
+
+/** A method's share of each workspace's limits, and how its failures are waited out. */
+export interface MethodBudget<L extends Lane> {
+  /** Sustained calls per minute per workspace (> 0). */
+  perMinute: number;
+  /** Calls one workspace may make back to back (>= 1). */
+  burst: number;
+  /**
+   * What a 429 pauses, for Retry-After: every call of the method in the workspace (default:
+   * Slack's tiers count per workspace and method), or only the lane that met it
+   * (`chat.postMessage` is limited per channel).
+   */
+  pauses?: "method" | "lane";
+  /** Ceiling of the first backoff after a transient failure, ms; doubles per retry up to 30 s; default 1_000. */
+  retryDelayMs?: number;
+  /** Metrics hook: Slack answered 429 to one of `lane`'s calls. */
+  onRateLimited?: (lane: L, retryAfterMs: number) => void;
+}
+
+/** What a policy sees of the scheduler: the lanes of its one method. */
+export interface Lanes<L extends Lane> {
+  /** True once the method (or the whole scheduler) is closed. */
+  readonly closed: boolean;
+  /** The lane of `key` in workspace `team`, made by `create` the first time. */
+  get(team: string, key: string, create: () => L): L;
+  find(team: string, key: string): L | undefined;
+  all(): L[];
+  /** A lane of `team` has something new: the scheduler looks after the current tick. */
+  wake(team: string): void;
+  /** Calls landed, and 429s met, since the start. */
+  counts(): { landed: number; rateLimited: number };
+  /** Stops the method: lanes reject what waits; calls in flight still settle. */
   close(): void;
 }
 

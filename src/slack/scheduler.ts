@@ -1,44 +1,10 @@
 import { backoffMs, type Clock, systemClock } from "../time.js";
 import { Alarm } from "./alarm.js";
 import { classifyCallFailure } from "./call-failure.js";
-import { type Lane, notify } from "./lane.js";
+import { type Lane, type Lanes, type MethodBudget, notify } from "./lane.js";
 import { TokenBucket } from "./token-bucket.js";
 
-export type { Lane } from "./lane.js";
-
-/** A method's share of each workspace's limits, and how its failures are waited out. */
-export interface MethodBudget<L extends Lane> {
-  /** Sustained calls per minute per workspace (> 0). */
-  perMinute: number;
-  /** Calls one workspace may make back to back (>= 1). */
-  burst: number;
-  /**
-   * What a 429 pauses, for Retry-After: every call of the method in the workspace (default:
-   * Slack's tiers count per workspace and method), or only the lane that met it
-   * (`chat.postMessage` is limited per channel).
-   */
-  pauses?: "method" | "lane";
-  /** Ceiling of the first backoff after a transient failure, ms; doubles per retry up to 30 s; default 1_000. */
-  retryDelayMs?: number;
-  /** Metrics hook: Slack answered 429 to one of `lane`'s calls. */
-  onRateLimited?: (lane: L, retryAfterMs: number) => void;
-}
-
-/** What a policy sees of the scheduler: the lanes of its one method. */
-export interface Lanes<L extends Lane> {
-  /** True once the method (or the whole scheduler) is closed. */
-  readonly closed: boolean;
-  /** The lane of `key` in workspace `team`, made by `create` the first time. */
-  get(team: string, key: string, create: () => L): L;
-  find(team: string, key: string): L | undefined;
-  all(): L[];
-  /** A lane of `team` has something new: the scheduler looks after the current tick. */
-  wake(team: string): void;
-  /** Calls landed, and 429s met, since the start. */
-  counts(): { landed: number; rateLimited: number };
-  /** Stops the method: lanes reject what waits; calls in flight still settle. */
-  close(): void;
-}
+export type { Lane, Lanes, MethodBudget } from "./lane.js";
 
 export interface SchedulerOptions {
   /** Time for every budget, pause and backoff; default the system clock. */
@@ -107,22 +73,21 @@ export class CallScheduler {
     const method: Method = {
       name,
       budget: budget as MethodBudget<Lane>,
-      closed: false,
+      closed: this.closed,
       landed: 0,
       rateLimited: 0,
     };
     this.methods.set(name, method);
-    const entries = (team: string) => this.share(this.workspace(team), method).entries;
-    const isClosed = () => method.closed || this.closed;
     return {
       get closed() {
-        return isClosed();
+        return method.closed;
       },
       get: (team, key, create) => {
-        let entry = entries(team).get(key);
+        const { entries } = this.share(team, method);
+        let entry = entries.get(key);
         if (!entry) {
           entry = { lane: create(), inFlight: false, notBefore: Number.NEGATIVE_INFINITY };
-          entries(team).set(key, entry);
+          entries.set(key, entry);
         }
         return entry.lane as L;
       },
@@ -169,7 +134,8 @@ export class CallScheduler {
     return ws;
   }
 
-  private share(ws: Workspace, method: Method): Share {
+  private share(team: string, method: Method): Share {
+    const ws = this.workspace(team);
     let share = ws.shares.get(method.name);
     if (!share) {
       share = {
