@@ -121,31 +121,26 @@ export class CallScheduler {
   }
 
   private workspace(team: string): Workspace {
-    let ws = this.workspaces.get(team);
-    if (!ws) {
-      const created: Workspace = {
-        shares: new Map(),
-        alarm: new Alarm(() => this.pump(created), this.clock),
-        pumpQueued: false,
-      };
-      ws = created;
-      this.workspaces.set(team, ws);
-    }
+    const found = this.workspaces.get(team);
+    if (found) return found;
+    const alarm = new Alarm(() => this.pump(ws), this.clock);
+    const ws: Workspace = { shares: new Map(), alarm, pumpQueued: false };
+    this.workspaces.set(team, ws);
     return ws;
   }
 
   private share(team: string, method: Method): Share {
     const ws = this.workspace(team);
-    let share = ws.shares.get(method.name);
-    if (!share) {
-      share = {
-        method,
-        bucket: new TokenBucket(method.budget.perMinute, method.budget.burst),
-        pausedUntil: Number.NEGATIVE_INFINITY,
-        entries: new Map(),
-      };
-      ws.shares.set(method.name, share);
-    }
+    const found = ws.shares.get(method.name);
+    if (found) return found;
+    const bucket = new TokenBucket(method.budget.perMinute, method.budget.burst);
+    const share: Share = {
+      method,
+      bucket,
+      pausedUntil: Number.NEGATIVE_INFINITY,
+      entries: new Map(),
+    };
+    ws.shares.set(method.name, share);
     return share;
   }
 
