@@ -19,6 +19,7 @@ import { PostGate } from "./slack/post-gate.js";
 import { PacedEdits } from "./slack/reply.js";
 import type { ReplyPayload } from "./slack/reply-blocks.js";
 import { findReplyInThread } from "./slack/reply-lookup.js";
+import { CallScheduler } from "./slack/scheduler.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
@@ -92,17 +93,21 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   });
   slackConnection = watchSlackConnection(app);
 
+  // One scheduler for every Slack call the replies make: edits and posts are policies on it.
+  const scheduler = new CallScheduler({ clock });
   const pacer = new Pacer<ReplyPayload>(
     async (target, payload) => {
       await app.client.chat.update({ channel: target.channel, ts: target.ts, ...payload } as never);
     },
     {
+      scheduler,
       updatesPerMinute: config.slack.updatesPerMinute,
       onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.update" }),
       onSent: (_target, final) => metrics.edits.inc({ kind: final ? "final" : "interim" }),
     },
   );
   const postGate = new PostGate({
+    scheduler,
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
   const replies = new PacedEdits({
@@ -265,7 +270,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       // A client that holds its connection open (a half-sent request) must not hold the exit.
       await settleWithin(app.stop(), UNWIND_MS);
       await opsServer?.close();
-      pacer.close();
+      scheduler.close();
       await service.close();
       await probeClient.close();
       stores.close();

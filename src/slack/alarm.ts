@@ -1,36 +1,35 @@
+import type { Clock } from "../time.js";
+
 /**
  * One re-armable timer: set for the next instant something can go, never more than one
  * pending, so a waiting workspace costs one timer and no polling.
  */
 export class Alarm {
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cancel: (() => void) | undefined;
   private at = Number.NaN;
 
   /**
    * @param ring called when the alarm goes off
-   * @param now the clock `set` is measured on, ms
+   * @param clock what `set` is measured on and what keeps the timer
    */
   constructor(
     private readonly ring: () => void,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
-  /** Rings at `at` (ms on the `now` clock), replacing any earlier setting. */
+  /** Rings at `at` (ms on the clock), replacing any earlier setting. */
   set(at: number): void {
-    if (this.timer !== undefined && this.at === at) return;
+    if (this.cancel !== undefined && this.at === at) return;
     this.clear();
     this.at = at;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.ring();
-      },
-      Math.max(0, at - this.now()),
-    );
+    this.cancel = this.clock.timer(Math.max(0, at - this.clock.now()), () => {
+      this.cancel = undefined;
+      this.ring();
+    });
   }
 
   clear(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
   }
 }

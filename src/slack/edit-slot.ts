@@ -1,4 +1,5 @@
 import type { CallFailure } from "./call-failure.js";
+import { type Lane, notify } from "./lane.js";
 
 /** One Slack message that the bot edits. */
 export interface EditTarget {
@@ -6,6 +7,9 @@ export interface EditTarget {
   channel: string;
   ts: string;
 }
+
+/** Performs one `chat.update`; throws the Web API client's error when it fails. */
+export type EditSender<P> = (target: EditTarget, payload: P) => Promise<void>;
 
 /** Why an edit's promise rejected without Slack having said no. */
 export class PacerError extends Error {
@@ -31,26 +35,27 @@ interface Edit<P> {
   failures: number;
 }
 
-export interface RetryPolicy {
+/** What the slots of one pacer share: how an edit is sent, and the pacer's rules. */
+export interface SlotRules<P> {
+  send: EditSender<P>;
+  /** Least time between a message's interim edits, from one send start, ms. */
+  messageIntervalMs: number;
   /** Retries of a final after transient errors. */
   finalRetries: number;
-  /** Base of the exponential backoff, ms. */
-  retryDelayMs: number;
+  /** How long a message with nothing to send is remembered, ms. */
+  idleRetentionMs: number;
+  onSent?: ((target: EditTarget, final: boolean) => void) | undefined;
 }
-
-const MAX_RETRY_DELAY_MS = 30_000;
 
 /**
  * The edits of one message: a single slot with the latest payload (never a queue of stale
- * edits), the edit in flight, and who waits for what. The pacer decides when it goes.
+ * edits), the edit in flight, and who waits for what. The scheduler decides when it goes.
  */
-export class EditSlot<P> {
+export class EditSlot<P> implements Lane {
   private pending: Edit<P> | undefined;
   private inFlight: Edit<P> | undefined;
   /** Start of the previous send: the per-message interval and the round-robin order. */
   private lastSentAt = Number.NEGATIVE_INFINITY;
-  /** Backoff after a failed final: nothing is sent before then. */
-  private notBefore = Number.NEGATIVE_INFINITY;
   /** A final was given: interim edits are ignored from then on. */
   private finalGiven = false;
   /** Callers of interim edits that failed, waiting for a later edit to land. */
@@ -59,6 +64,7 @@ export class EditSlot<P> {
 
   constructor(
     readonly target: EditTarget,
+    private readonly rules: SlotRules<P>,
     now: number,
   ) {
     this.lastActivity = now;
@@ -104,10 +110,10 @@ export class EditSlot<P> {
   }
 
   /** When the pending edit may go (a final is not held back by the interval), if there is one. */
-  readyAt(messageIntervalMs: number): number | undefined {
+  readyAt(): number | undefined {
     if (!this.pending || this.inFlight) return undefined;
-    if (this.pending.final) return this.notBefore;
-    return Math.max(this.notBefore, this.lastSentAt + messageIntervalMs);
+    if (this.pending.final) return Number.NEGATIVE_INFINITY;
+    return this.lastSentAt + this.rules.messageIntervalMs;
   }
 
   /** Finals first, oldest first; then interim edits of the least recently edited message. */
@@ -119,25 +125,25 @@ export class EditSlot<P> {
     return a.since < b.since;
   }
 
-  /** Moves the pending edit in flight; returns what to send. */
-  begin(now: number): { payload: P; final: boolean } {
+  /** Sends the pending edit. */
+  start(now: number): Promise<void> {
     const edit = this.pending as Edit<P>;
     this.pending = undefined;
     this.inFlight = edit;
     this.lastSentAt = now;
-    return edit;
+    return this.rules.send(this.target, edit.payload);
   }
 
-  landed(now: number): void {
+  landed(_value: unknown, now: number): void {
     const edit = this.inFlight as Edit<P>;
     this.inFlight = undefined;
     this.lastActivity = now;
-    if (edit.final) this.notBefore = Number.NEGATIVE_INFINITY;
     for (const w of edit.waiters) w.resolve();
+    notify(() => this.rules.onSent?.(this.target, edit.final));
   }
 
-  /** Re-queues, retries or gives up the edit in flight, as the failure says. */
-  failed(failure: CallFailure, error: unknown, now: number, policy: RetryPolicy): void {
+  /** Re-queues, retries (returning the retry number) or gives up the edit in flight. */
+  failed(failure: CallFailure, error: unknown, now: number): number | undefined {
     const edit = this.inFlight as Edit<P>;
     this.inFlight = undefined;
     this.lastActivity = now;
@@ -147,11 +153,13 @@ export class EditSlot<P> {
       this.pending.since = Math.min(this.pending.since, edit.since);
     } else if (failure.kind === "rate_limited") {
       this.pending = edit;
-    } else if (edit.final && failure.kind === "transient" && edit.failures < policy.finalRetries) {
-      edit.failures++;
-      const delay = policy.retryDelayMs * 2 ** (edit.failures - 1);
-      this.notBefore = now + Math.min(delay, MAX_RETRY_DELAY_MS);
+    } else if (
+      edit.final &&
+      failure.kind === "transient" &&
+      edit.failures < this.rules.finalRetries
+    ) {
       this.pending = edit;
+      return edit.failures++;
     } else if (edit.final) {
       rejectAll([...edit.waiters, ...this.orphans], error);
       this.orphans = [];
@@ -159,6 +167,7 @@ export class EditSlot<P> {
       // Interim edits are not retried: the next edit carries newer text anyway.
       this.orphans.push(...edit.waiters);
     }
+    return undefined;
   }
 
   /** Drops a pending interim edit and the callers of failed ones. */
@@ -172,23 +181,26 @@ export class EditSlot<P> {
     rejectAll(dropped, new PacerError("forgotten"));
   }
 
-  /** True (and callers of failed interim edits told) when nothing happened for `retentionMs`. */
-  expire(now: number, retentionMs: number): boolean {
-    if (this.pending || this.inFlight || now - this.lastActivity < retentionMs) return false;
+  /** True (and callers of failed interim edits told) when nothing happened for `idleRetentionMs`. */
+  expired(now: number): boolean {
+    if (this.pending || this.inFlight || now - this.lastActivity < this.rules.idleRetentionMs) {
+      return false;
+    }
     rejectAll(this.orphans, new PacerError("forgotten"));
     this.orphans = [];
     return true;
   }
 
   /** Rejects everything not in flight; an edit in flight still settles. */
-  close(error: PacerError): void {
+  close(): void {
+    const error = new PacerError("closed");
     rejectAll([...(this.pending?.waiters ?? []), ...this.orphans], error);
     this.pending = undefined;
     this.orphans = [];
   }
 
   /** After close: whatever comes back, the callers learn of it. */
-  settleClosed(error: unknown): void {
+  abandoned(error: unknown): void {
     const edit = this.inFlight as Edit<P>;
     this.inFlight = undefined;
     rejectAll(edit.waiters, error);

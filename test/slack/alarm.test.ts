@@ -1,36 +1,32 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Alarm } from "../../src/slack/alarm.js";
-
-beforeEach(() => {
-  vi.useFakeTimers({ now: 0 });
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
+import { ManualClock } from "../support/manual-clock.js";
 
 describe("Alarm", () => {
-  it("keeps one timer, rings at the latest setting, and can be cleared", () => {
+  it("keeps one timer, rings at the latest setting, and can be cleared", async () => {
+    const clock = new ManualClock(0);
     const rings: number[] = [];
-    const alarm = new Alarm(() => rings.push(Date.now()), Date.now);
+    const alarm = new Alarm(() => rings.push(clock.now()), clock);
     alarm.set(500);
     alarm.set(500);
     alarm.set(300);
-    expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(1_000);
+    expect(clock.pending).toBe(1);
+    await clock.advance(1_000);
     expect(rings).toEqual([300]);
     alarm.set(2_000);
     alarm.clear();
-    vi.advanceTimersByTime(5_000);
+    await clock.advance(5_000);
     expect(rings).toEqual([300]);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
-  it("rings at once for an instant already past", () => {
+  it("rings at once for an instant already past", async () => {
+    const clock = new ManualClock(0);
     const rings: number[] = [];
-    const alarm = new Alarm(() => rings.push(Date.now()), Date.now);
-    vi.advanceTimersByTime(1_000);
+    const alarm = new Alarm(() => rings.push(clock.now()), clock);
+    await clock.advance(1_000);
     alarm.set(200);
-    vi.advanceTimersByTime(0);
+    await clock.advance(0);
     expect(rings).toEqual([1_000]);
   });
 });

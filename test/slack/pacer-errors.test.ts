@@ -6,6 +6,7 @@ import {
 } from "@slack/web-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type EditTarget, Pacer, PacerError, type PacerOptions } from "../../src/slack/pacer.js";
+import { CallScheduler } from "../../src/slack/scheduler.js";
 import { fakeSender, fire, msg, tick, track } from "../support/fake-edit-sender.js";
 
 const T0 = 1_000_000;
@@ -13,8 +14,10 @@ const platform = (error: string) => new WebAPIPlatformError({ ok: false, error }
 const http500 = () => new WebAPIHTTPError(500, "Internal Server Error", {}, "");
 
 let pacers: Pacer<string>[] = [];
+/** The system clock runs on vitest's fake timers; the backoff's jitter is fixed at half. */
 function pacer(send: (t: EditTarget, p: string) => Promise<void>, options?: PacerOptions) {
-  const p = new Pacer<string>(send, options);
+  const scheduler = new CallScheduler({ random: () => 0.5 });
+  const p = new Pacer<string>(send, { scheduler, ...options });
   pacers.push(p);
   return p;
 }
@@ -88,7 +91,8 @@ describe("Pacer: other failures", () => {
     const p = pacer(s.send, { finalRetries: 3, retryDelayMs: 1_000 });
     const final = track(p.edit(msg("m"), "done", { final: true }));
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(s.calls.map((c) => c.t - T0)).toEqual([0, 1_000, 3_000, 7_000]);
+    // Full jitter at half: half of 1 s, 2 s, 4 s.
+    expect(s.calls.map((c) => c.t - T0)).toEqual([0, 500, 1_500, 3_500]);
     expect(final).toEqual({ settled: true, error });
   });
 
@@ -98,7 +102,7 @@ describe("Pacer: other failures", () => {
     const p = pacer(s.send);
     const final = track(p.edit(msg("m"), "done", { final: true }));
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(s.calls.map((c) => c.t - T0)).toEqual([0, 1_000, 3_000]);
+    expect(s.calls.map((c) => c.t - T0)).toEqual([0, 500, 1_500]);
     expect(final).toEqual({ settled: true });
     expect(p.stats()).toMatchObject({ sent: 1, pending: 0, inFlight: 0 });
   });

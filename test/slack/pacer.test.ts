@@ -1,10 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type EditTarget, Pacer, type PacerOptions } from "../../src/slack/pacer.js";
+import { CallScheduler } from "../../src/slack/scheduler.js";
 import { fakeSender, fire, msg, tick, track } from "../support/fake-edit-sender.js";
 
 let pacers: Pacer<string>[] = [];
+/** The system clock runs on vitest's fake timers; the backoff's jitter is fixed at half. */
 function pacer(send: (t: EditTarget, p: string) => Promise<void>, options?: PacerOptions) {
-  const p = new Pacer<string>(send, options);
+  const scheduler = new CallScheduler({ random: () => 0.5 });
+  const p = new Pacer<string>(send, { scheduler, ...options });
   pacers.push(p);
   return p;
 }

@@ -1,0 +1,237 @@
+import { backoffMs, type Clock, systemClock } from "../time.js";
+import { Alarm } from "./alarm.js";
+import { classifyCallFailure } from "./call-failure.js";
+import { type Lane, type Lanes, type MethodBudget, notify } from "./lane.js";
+import { TokenBucket } from "./token-bucket.js";
+
+export type { Lane, Lanes, MethodBudget } from "./lane.js";
+
+export interface SchedulerOptions {
+  /** Time for every budget, pause and backoff; default the system clock. */
+  clock?: Clock;
+  /** Jitter source of the backoff, in [0, 1); default Math.random. Tests pass a constant. */
+  random?: () => number;
+}
+
+/** No single backoff is longer, ms. */
+const MAX_BACKOFF_MS = 30_000;
+
+interface Method {
+  name: string;
+  budget: MethodBudget<Lane>;
+  closed: boolean;
+  landed: number;
+  rateLimited: number;
+}
+
+interface Entry {
+  lane: Lane;
+  inFlight: boolean;
+  /** A backoff, or a 429 that pauses only this lane: nothing goes before then. */
+  notBefore: number;
+}
+
+/** One method in one workspace. */
+interface Share {
+  method: Method;
+  bucket: TokenBucket;
+  /** A 429 that pauses the whole method: nothing of it goes before then. */
+  pausedUntil: number;
+  entries: Map<string, Entry>;
+}
+
+interface Workspace {
+  shares: Map<string, Share>;
+  alarm: Alarm;
+  pumpQueued: boolean;
+}
+
+/**
+ * Hands out the Slack calls of every workspace from its budgets: per workspace a token bucket
+ * per method, one alarm for the next instant anything can go, and one pump that starts what
+ * can. Policies (the edit pacer, the post gate) register a method and keep lanes; the
+ * scheduler keeps one call in flight per lane, pauses what a 429 concerns, and backs a lane
+ * off after transient failures.
+ */
+export class CallScheduler {
+  readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly methods = new Map<string, Method>();
+  private readonly workspaces = new Map<string, Workspace>();
+  private closed = false;
+
+  constructor(options: SchedulerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Gives `name` its budget; one policy per method, so registering twice throws. */
+  register<L extends Lane>(name: string, budget: MethodBudget<L>): Lanes<L> {
+    if (this.methods.has(name)) throw new Error(`${name} already has a budget`);
+    // Fail at registration, not at the first call.
+    new TokenBucket(budget.perMinute, budget.burst);
+    const method: Method = {
+      name,
+      budget: budget as MethodBudget<Lane>,
+      closed: this.closed,
+      landed: 0,
+      rateLimited: 0,
+    };
+    this.methods.set(name, method);
+    return {
+      get closed() {
+        return method.closed;
+      },
+      get: (team, key, create) => {
+        const { entries } = this.share(team, method);
+        let entry = entries.get(key);
+        if (!entry) {
+          entry = { lane: create(), inFlight: false, notBefore: Number.NEGATIVE_INFINITY };
+          entries.set(key, entry);
+        }
+        return entry.lane as L;
+      },
+      find: (team, key) =>
+        this.workspaces.get(team)?.shares.get(name)?.entries.get(key)?.lane as L | undefined,
+      all: () =>
+        [...this.workspaces.values()]
+          .flatMap((ws) => [...(ws.shares.get(name)?.entries.values() ?? [])])
+          .map((e) => e.lane as L),
+      wake: (team) => this.schedule(this.workspace(team)),
+      counts: () => ({ landed: method.landed, rateLimited: method.rateLimited }),
+      close: () => this.closeMethod(method),
+    };
+  }
+
+  /** Stops every method; the workspaces' alarms are cleared. */
+  close(): void {
+    this.closed = true;
+    for (const method of this.methods.values()) this.closeMethod(method);
+    for (const ws of this.workspaces.values()) ws.alarm.clear();
+  }
+
+  private closeMethod(method: Method): void {
+    if (method.closed) return;
+    method.closed = true;
+    for (const ws of this.workspaces.values()) {
+      for (const entry of ws.shares.get(method.name)?.entries.values() ?? []) entry.lane.close();
+      // The alarm may have been set for this method only.
+      this.schedule(ws);
+    }
+  }
+
+  private workspace(team: string): Workspace {
+    const found = this.workspaces.get(team);
+    if (found) return found;
+    const alarm = new Alarm(() => this.pump(ws), this.clock);
+    const ws: Workspace = { shares: new Map(), alarm, pumpQueued: false };
+    this.workspaces.set(team, ws);
+    return ws;
+  }
+
+  private share(team: string, method: Method): Share {
+    const ws = this.workspace(team);
+    const found = ws.shares.get(method.name);
+    if (found) return found;
+    const bucket = new TokenBucket(method.budget.perMinute, method.budget.burst);
+    const share: Share = {
+      method,
+      bucket,
+      pausedUntil: Number.NEGATIVE_INFINITY,
+      entries: new Map(),
+    };
+    ws.shares.set(method.name, share);
+    return share;
+  }
+
+  /** Pumps once after the current tick, so that calls given together are ordered together. */
+  private schedule(ws: Workspace): void {
+    if (ws.pumpQueued || this.closed) return;
+    ws.pumpQueued = true;
+    void Promise.resolve().then(() => {
+      ws.pumpQueued = false;
+      this.pump(ws);
+    });
+  }
+
+  /** Starts whatever can go now, then sets the workspace's one alarm for the next instant. */
+  private pump(ws: Workspace): void {
+    if (this.closed) return;
+    const now = this.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const share of ws.shares.values()) {
+      if (!share.method.closed) next = Math.min(next, this.pumpShare(ws, share, now));
+    }
+    if (next < Number.POSITIVE_INFINITY) ws.alarm.set(next);
+    else ws.alarm.clear();
+  }
+
+  /** Starts every call of one method that can go now; returns when the next one can. */
+  private pumpShare(ws: Workspace, share: Share, now: number): number {
+    // Lanes idle long enough are dropped, so that a long-running bot does not grow.
+    for (const [key, entry] of share.entries) {
+      if (!entry.inFlight && entry.lane.expired(now)) share.entries.delete(key);
+    }
+    for (;;) {
+      if (now < share.pausedUntil) return share.pausedUntil;
+      let best: Entry | undefined;
+      let nextReady = Number.POSITIVE_INFINITY;
+      for (const entry of share.entries.values()) {
+        const wanted = entry.inFlight ? undefined : entry.lane.readyAt(now);
+        if (wanted === undefined) continue;
+        const readyAt = Math.max(wanted, entry.notBefore);
+        if (readyAt > now) nextReady = Math.min(nextReady, readyAt);
+        else if (!best || entry.lane.goesBefore(best.lane)) best = entry;
+      }
+      if (!best) return nextReady;
+      if (!share.bucket.tryTake(now)) return share.bucket.readyAt(now);
+      this.dispatch(ws, share, best, now);
+    }
+  }
+
+  private dispatch(ws: Workspace, share: Share, entry: Entry, now: number): void {
+    entry.inFlight = true;
+    let call: Promise<unknown>;
+    try {
+      call = entry.lane.start(now);
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    call.then(
+      (value) => {
+        entry.inFlight = false;
+        share.method.landed++;
+        entry.lane.landed(value, this.clock.now());
+        this.schedule(ws);
+      },
+      (error: unknown) => {
+        entry.inFlight = false;
+        this.failed(ws, share, entry, error);
+      },
+    );
+  }
+
+  private failed(ws: Workspace, share: Share, entry: Entry, error: unknown): void {
+    const { method } = share;
+    if (method.closed) {
+      entry.lane.abandoned(error);
+      return;
+    }
+    const now = this.clock.now();
+    const failure = classifyCallFailure(error);
+    if (failure.kind === "rate_limited") {
+      method.rateLimited++;
+      const until = now + failure.retryAfterMs;
+      if (method.budget.pauses === "lane") entry.notBefore = Math.max(entry.notBefore, until);
+      else share.pausedUntil = Math.max(share.pausedUntil, until);
+      notify(() => method.budget.onRateLimited?.(entry.lane, failure.retryAfterMs));
+    }
+    const retry = entry.lane.failed(failure, error, now);
+    if (retry !== undefined) {
+      const baseMs = method.budget.retryDelayMs ?? 1_000;
+      const delay = backoffMs(retry, { baseMs, maxMs: MAX_BACKOFF_MS, random: this.random });
+      entry.notBefore = Math.max(entry.notBefore, now + delay);
+    }
+    this.schedule(ws);
+  }
+}
