@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import { Bridge } from "../../src/bridge/bridge.js";
+import type { Inbound } from "../../src/bridge/inbound.js";
+import { Relay } from "../../src/bridge/relay.js";
+import { TurnContent } from "../../src/bridge/turn-content.js";
+import { TurnRunner } from "../../src/bridge/turn-runner.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+import type { Stores } from "../../src/store/stores.js";
+import { FakeReplies } from "../support/fake-replies.js";
+import { FakeService } from "../support/fake-service.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
+  const clock = new ManualClock();
+  const { turns, conversations, settings } = stores;
+  const service = new FakeService();
+  const replies = new FakeReplies();
+  const content = new TurnContent({
+    history: undefined,
+    turns,
+    conversations,
+    logger: quiet,
+    budgetChars: 0,
+  });
+  const runner = new TurnRunner({
+    service,
+    relay: new Relay(service),
+    turns,
+    conversations,
+    settings,
+    content,
+    logger: quiet,
+    limits: { maxMessageChars: 1_000, runTimeoutMs: 60_000, serviceOutageMs: 60_000 },
+    clock,
+  });
+  const bridge = new Bridge({
+    conversations,
+    turns,
+    runner,
+    replies,
+    logger: quiet,
+    assistantFor: () => "asst-1",
+    maxQueuedPerPerson,
+  });
+  return { stores, service, replies, bridge };
+}
+
+let ts = 100;
+function inbound(fields: Partial<Inbound> = {}): Inbound {
+  const own = `${ts++}.000100`;
+  return {
+    team: "T1",
+    channel: "C1",
+    isDirect: false,
+    threadTs: fields.threadTs ?? own,
+    ts: own,
+    user: "U1",
+    text: "a question",
+    hasFiles: false,
+    mentioned: true,
+    ...fields,
+  };
+}
+
+describe("Bridge.accept", () => {
+  it("answers a mention, a reply in its thread, and every DM; ignores other channel messages", async () => {
+    const s = setup();
+    const first = inbound();
+    expect(s.bridge.accept(first)).toBe("accepted");
+    expect(s.bridge.accept(inbound({ threadTs: first.threadTs, mentioned: false }))).toBe(
+      "accepted",
+    );
+    expect(s.bridge.accept(inbound({ mentioned: false }))).toBe("ignored");
+    expect(s.bridge.accept(inbound({ channel: "D1", isDirect: true, mentioned: false }))).toBe(
+      "accepted",
+    );
+    await s.bridge.idle();
+    expect(s.service.count("openThread")).toBe(2);
+    expect(s.service.count("startRun")).toBe(3);
+  });
+
+  it("records a message once, however often it is delivered", async () => {
+    const s = setup();
+    const message = inbound();
+    expect(s.bridge.accept(message)).toBe("accepted");
+    expect(s.bridge.accept({ ...message })).toBe("duplicate");
+    await s.bridge.idle();
+    expect(s.service.count("postMessage")).toBe(1);
+  });
+
+  it("shows a turn behind an earlier one of its thread as queued at once", async () => {
+    const s = setup();
+    const first = inbound();
+    s.bridge.accept(first);
+    s.bridge.accept(inbound({ threadTs: first.threadTs }));
+    const second = s.stores.turns.unfinished()[1]?.id ?? "";
+    expect(s.replies.story(second)[0]).toBe("open:queued(thread 1)");
+    await s.bridge.idle();
+    expect(s.replies.story(second).at(-1)).toBe("finish:completed:The answer.");
+  });
+
+  it("refuses past the per-person limit and keeps the refused turn finished", async () => {
+    const s = setup(memoryStores(), 1);
+    expect(s.bridge.accept(inbound())).toBe("accepted");
+    const over = inbound();
+    expect(s.bridge.accept(over)).toBe("over_limit");
+    expect(s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
+      state: "finished",
+      outcome: "error",
+    });
+    await s.bridge.idle();
+    expect(s.service.count("startRun")).toBe(1);
+  });
+
+  it("only records while closing, and answers what it recorded at the next start", async () => {
+    const stores = memoryStores();
+    const before = setup(stores);
+    before.bridge.close();
+    expect(before.bridge.accept(inbound())).toBe("deferred");
+    await before.bridge.idle();
+    expect(before.service.calls).toEqual([]);
+    const after = setup(stores);
+    expect(after.bridge.resume()).toBe(1);
+    await after.bridge.idle();
+    expect(after.service.count("startRun")).toBe(1);
+    expect(stores.turns.unfinished()).toEqual([]);
+  });
+});
+
+describe("Bridge.stop", () => {
+  it("lets only the asker stop, only from the turn's channel", async () => {
+    const s = setup();
+    s.service.hang = true;
+    s.bridge.accept(inbound());
+    const id = s.stores.turns.unfinished()[0]?.id ?? "";
+    expect(await s.bridge.stop(id, "U2", { team: "T1", channel: "C1" })).toBe("not_owner");
+    expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C2" })).toBe("not_running");
+    expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C1" })).toBe("stopped");
+    await s.bridge.idle();
+    expect(s.stores.turns.byId(id)?.outcome).toBe("stopped");
+    expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C1" })).toBe("not_running");
+  });
+
+  it("stops every turn of the person in the channel, running and queued", async () => {
+    const s = setup();
+    s.service.hang = true;
+    const first = inbound();
+    s.bridge.accept(first);
+    s.bridge.accept(inbound({ threadTs: first.threadTs }));
+    expect(s.bridge.activeFor("T1", "C1", "U1").map((a) => a.running)).toEqual([false, false]);
+    const { stopped, failed } = await s.bridge.stopAllFor("T1", "C1", "U1");
+    expect([stopped.length, failed.length]).toEqual([2, 0]);
+    await s.bridge.idle();
+    expect(s.stores.turns.unfinished()).toEqual([]);
+    expect(s.service.count("startRun")).toBe(0);
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { TurnReply } from "../../src/bridge/turn-reply.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+import type { Turn } from "../../src/store/turn.js";
+import { FakeReplies } from "../support/fake-replies.js";
+
+function setup(prepare?: (turns: ReturnType<typeof memoryStores>["turns"], id: string) => void) {
+  const { turns, conversations } = memoryStores();
+  const c = conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "a");
+  const created = turns.create({
+    conversationId: c.id,
+    team: "T",
+    channel: "C",
+    threadTs: "1.1",
+    messageTs: "1.1",
+    user: "U1",
+    content: "q",
+    notes: ["a note"],
+  }) as Turn;
+  prepare?.(turns, created.id);
+  const replies = new FakeReplies();
+  let firstText = 0;
+  const reply = new TurnReply(replies, turns, turns.byId(created.id) as Turn, () => firstText++);
+  return { turns, replies, reply, id: created.id, firstTexts: () => firstText };
+}
+
+describe("TurnReply", () => {
+  it("opens once, whoever asks first, and records the placeholder on the turn", async () => {
+    const s = setup();
+    await Promise.all([
+      s.reply.open({ kind: "queued", ahead: 1, where: "thread" }),
+      s.reply.open({ kind: "starting" }),
+    ]);
+    expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)"]);
+    expect(s.turns.byId(s.id)).toMatchObject({
+      replyPostAttempted: true,
+      replyParts: [`reply-${s.id}`],
+    });
+  });
+
+  it("owns the text so far: statuses keep it, the first text is told once", async () => {
+    const s = setup();
+    await s.reply.open({ kind: "starting" });
+    s.reply.status({ kind: "working" }); // says nothing new over "Starting…": not sent
+    s.reply.write("Hel");
+    s.reply.write("Hello");
+    s.reply.status({ kind: "retrying", note: "still trying" });
+    await s.reply.finish({ kind: "completed" }, "Hello there.");
+    expect(s.replies.story(s.id)).toEqual([
+      "open:starting",
+      "show:working:Hel",
+      "show:working:Hello",
+      "show:retrying:Hello",
+      "finish:completed:Hello there.",
+    ]);
+    expect(s.firstTexts()).toBe(1);
+    expect(s.reply.text).toBe("Hello there.");
+    expect(s.replies.calls.every((c) => c.view.notes[0] === "a note")).toBe(true);
+  });
+
+  it("shows working after a queued status, and after a restart, where the screen may say anything", async () => {
+    const queued = setup();
+    await queued.reply.open({ kind: "queued", ahead: 2, where: "thread" });
+    queued.reply.status({ kind: "working" });
+    expect(queued.replies.story(queued.id)).toEqual(["open:queued(thread 2)", "show:working"]);
+
+    const resumed = setup((turns, id) => turns.recordReply(id, ["9.9"]));
+    await resumed.reply.open({ kind: "starting" });
+    resumed.reply.status({ kind: "working" });
+    expect(resumed.replies.story(resumed.id)).toEqual(["open:starting", "show:working"]);
+  });
+
+  it("ends in the placeholder being posted, not in a second message", async () => {
+    const s = setup();
+    s.replies.holdOpens = true;
+    const opening = s.reply.open({ kind: "queued", ahead: 1, where: "thread" });
+    const finishing = s.reply.finish({ kind: "stopped", by: "U1" }, "");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)"]);
+    s.replies.release();
+    await Promise.all([opening, finishing]);
+    expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)", "finish:stopped"]);
+  });
+});
