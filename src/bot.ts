@@ -53,6 +53,8 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     baseUrl: config.service.baseUrl,
     token: config.service.token,
     budget,
+    // The bridge's outage loop (bridge/outage.ts) is its one retry layer: no retries in here.
+    maxRetries: 0,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { SkippableClock } from "../support/manual-clock.js";
 
 let h: Harness | undefined;
 let proxy: FaultProxy | undefined;
@@ -82,14 +83,24 @@ describe("a run stream that misbehaves", () => {
   });
 });
 
+/** Waits until the reply in this thread shows `text`. */
+function shown(x: Harness, threadTs: string, text: string): Promise<void> {
+  return x.slack.waitFor((s) =>
+    s.replies(CHANNEL, threadTs).some((m) => s.visibleText(m).includes(text)),
+  );
+}
+
 describe("a run that never ends", () => {
   it("is stopped after RUN_TIMEOUT_SECONDS and the reply says the assistant did not finish", async () => {
-    h = await startHarness({ env: { RUN_TIMEOUT_SECONDS: "1" } });
+    const clock = new SkippableClock();
+    h = await startHarness({ clock });
     h.sim.control.enqueueAnswer({ text: "Partial thoughts", hang: true });
     const { threadTs } = await h.mention("<@UBOT> think forever");
+    await shown(h, threadTs, "Partial thoughts");
+    clock.skip(600_000);
     const transcript = await h.settled(CHANNEL, threadTs, 1, 15_000);
     expect(transcript).toHaveLength(1);
-    expect(transcript[0]).toContain("did not finish");
+    expect(transcript[0]).toContain("did not finish within 10 minutes");
     expect(transcript[0]).toContain("Partial thoughts");
     const [run] = h.sim.control.runs();
     expect(run?.status).toBe("canceled");
@@ -97,10 +108,17 @@ describe("a run that never ends", () => {
   });
 
   it("ends with the timeout message even when the service will not stop the run", async () => {
-    h = await startHarness({ env: { RUN_TIMEOUT_SECONDS: "1" } });
+    const clock = new SkippableClock();
+    h = await startHarness({ clock });
     h.sim.control.enqueueAnswer({ text: "Stuck", hang: true });
     h.sim.control.failRequests({ count: 1_000, status: 500, pathPattern: /\/stop$/ });
     const { threadTs } = await h.mention("<@UBOT> never stop");
+    await shown(h, threadTs, "Stuck");
+    clock.skip(600_000);
+    const sim = h.sim;
+    await h.slack.waitFor(() => sim.control.requests.some((r) => r.path.endsWith("/stop")));
+    // The run was told to stop and did not: after the grace period, following ends.
+    clock.skip(10_000);
     const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);
     expect(transcript).toHaveLength(1);
     expect(transcript[0]).toContain("did not finish");

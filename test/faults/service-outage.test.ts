@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL, type Harness, hasStopButton, startHarness } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { SkippableClock } from "../support/manual-clock.js";
 
 let h: Harness | undefined;
 let proxy: FaultProxy | undefined;
@@ -96,9 +97,13 @@ describe("the assistant service in trouble", () => {
   });
 
   it("ends with a clear error when the service stays down past SERVICE_OUTAGE_SECONDS", async () => {
-    h = await startHarness({ env: { SERVICE_OUTAGE_SECONDS: "1" } });
+    const clock = new SkippableClock();
+    h = await startHarness({ clock });
     h.sim.control.failRequests({ count: 1_000, status: 500 });
     const { threadTs } = await h.mention("<@UBOT> still down?");
+    await h.slack.waitFor(() => everShown(h as Harness, KEEPS_TRYING));
+    // The default limit (120 s) passes at once: the next attempt is the last.
+    clock.skip(120_000);
     const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);
     expect(transcript).toEqual([
       expect.stringContaining("The assistant service could not be reached"),

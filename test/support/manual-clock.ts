@@ -88,3 +88,67 @@ export class ManualClock implements Clock {
 function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+interface Armed {
+  due: number;
+  fn: () => void;
+  handle: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * Real time that a test can move forward at once: timers run as usual, and `skip(ms)`
+ * makes `ms` pass in an instant, firing every timer that falls due. For the whole bot in
+ * end-to-end tests, where real sockets need real time but a time limit need not be waited.
+ */
+export class SkippableClock implements Clock {
+  private offset = 0;
+  private readonly armed = new Set<Armed>();
+
+  now(): number {
+    return Date.now() + this.offset;
+  }
+
+  timer(ms: number, fn: () => void): () => void {
+    const entry: Armed = { due: this.now() + Math.max(0, ms), fn, handle: undefined };
+    this.armed.add(entry);
+    this.arm(entry);
+    return () => {
+      clearTimeout(entry.handle);
+      this.armed.delete(entry);
+    };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        cancel();
+        reject(signal?.reason);
+      };
+      const cancel = this.timer(ms, () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Makes `ms` pass now: every timer due by then fires. */
+  skip(ms: number): void {
+    this.offset += ms;
+    for (const entry of this.armed) {
+      clearTimeout(entry.handle);
+      this.arm(entry);
+    }
+  }
+
+  private arm(entry: Armed): void {
+    entry.handle = setTimeout(
+      () => {
+        this.armed.delete(entry);
+        entry.fn();
+      },
+      Math.max(0, entry.due - this.now()),
+    );
+  }
+}
