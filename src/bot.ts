@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { Bridge } from "./bridge/bridge.js";
 import { Relay } from "./bridge/relay.js";
 import { TurnContent } from "./bridge/turn-content.js";
@@ -12,7 +11,6 @@ import { serviceProbe } from "./observability/service-probe.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
-import { settleWithin } from "./time.js";
 import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
@@ -24,10 +22,12 @@ import { findReplyInThread } from "./slack/reply-lookup.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
+import { slackWebApi } from "./slack/web-api.js";
 import { ConversationStore } from "./store/conversations.js";
 import { type Db, openDatabase } from "./store/db.js";
 import { SettingsStore } from "./store/settings.js";
 import { TurnStore } from "./store/turns.js";
+import { settleWithin, systemClock } from "./time.js";
 
 export interface Bot {
   app: BoltApp;
@@ -41,10 +41,6 @@ export interface Bot {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Node's abortable timer: rejects when the signal aborts. */
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  delay(ms, undefined, signal ? { signal } : {});
-
 /** The composition root: config → store → service client → bridge → Slack app. */
 export function createBot(config: Config, logger: Logger): Bot {
   const metrics = createMetrics();
@@ -56,11 +52,13 @@ export function createBot(config: Config, logger: Logger): Bot {
   const budget = new ServiceBudget({
     runStartsPerMinute: config.service.runStartsPerMinute,
     requestsPerMinute: config.service.requestsPerMinute,
+    clock: systemClock,
   });
   const service = new ServiceClient({
     baseUrl: config.service.baseUrl,
     token: config.service.token,
     budget,
+    clock: systemClock,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
   });
 
@@ -69,6 +67,7 @@ export function createBot(config: Config, logger: Logger): Bot {
     baseUrl: config.service.baseUrl,
     token: config.service.token,
     budget,
+    clock: systemClock,
     maxRetries: 0,
     connectTimeoutMs: 2_000,
     headersTimeoutMs: 2_000,
@@ -100,11 +99,11 @@ export function createBot(config: Config, logger: Logger): Bot {
     routes,
   });
   slackConnection = watchSlackConnection(app);
+  const slack = slackWebApi(app.client);
 
   const pacer = new Pacer<ReplyPayload>(
-    async (target, payload) => {
-      await app.client.chat.update({ channel: target.channel, ts: target.ts, ...payload } as never);
-    },
+    (target, payload) =>
+      slack.updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
     {
       updatesPerMinute: config.slack.updatesPerMinute,
       onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.update" }),
@@ -115,51 +114,19 @@ export function createBot(config: Config, logger: Logger): Bot {
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
   const replies = new SlackReplySink({
-    client: {
-      postMessage: async (args) => {
-        const result = await app.client.chat.postMessage({
-          ...args,
-          unfurl_links: false,
-          unfurl_media: false,
-        } as never);
-        return { ts: String(result.ts) };
-      },
-      deleteMessage: async (args) => {
-        await app.client.chat.delete(args);
-      },
-    },
+    client: slack,
     pacer,
     postGate,
-    findReply: (where) => findReplyInThread(app, where),
+    findReply: (where) => findReplyInThread(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
 
-  const users = new UserDirectory({
-    lookup: async (id) => {
-      const result = await app.client.users.info({ user: id });
-      const user = result.user as
-        | {
-            name?: string;
-            real_name?: string;
-            profile?: { display_name?: string; real_name?: string };
-          }
-        | undefined;
-      const name =
-        user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name;
-      return name ? { displayName: name } : undefined;
-    },
-  });
+  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id) });
   const content = new TurnContent({
     history: new SlackThreadHistory({
-      client: {
-        replies: (args) => app.client.conversations.replies(args),
-        whoAmI: async () => {
-          const me = await app.client.auth.test();
-          return { userId: String(me.user_id), botId: me.bot_id ? String(me.bot_id) : undefined };
-        },
-      },
+      client: { replies: (args) => slack.replies(args), whoAmI: () => slack.authTest() },
       users,
-      sleep,
+      clock: systemClock,
     }),
     turns,
     conversations,
@@ -169,15 +136,15 @@ export function createBot(config: Config, logger: Logger): Bot {
 
   const runner = new TurnRunner({
     service,
-    relay: new Relay(service),
+    relay: new Relay(service, { clock: systemClock }),
     turns,
     conversations,
     settings,
     replies,
     logger,
     limits: config.limits,
-    now: Date.now,
-    sleep,
+    now: systemClock.now,
+    sleep: systemClock.sleep,
     content,
     events: {
       onFirstText: (turn) => metrics.firstText.observe((Date.now() - turn.createdAt) / 1000),
@@ -200,31 +167,23 @@ export function createBot(config: Config, logger: Logger): Bot {
   registerMessageListeners(app, {
     bridge,
     users,
+    slack,
     logger,
     onInbound: (result) => metrics.inbound.inc({ result }),
   });
-  registerControls(app, {
-    bridge,
-    settings,
-    logger,
-    permalink: async (channel, ts) => {
-      const result = await app.client.chat.getPermalink({ channel, message_ts: ts });
-      return typeof result.permalink === "string" ? result.permalink : undefined;
-    },
-  });
+  registerControls(app, { bridge, settings, logger, slack });
   registerShortcut(app, {
     bridge,
     logger,
+    slack,
     postQuestion: (target, text) =>
       postGate.post(target, async () => {
-        const result = await app.client.chat.postMessage({
+        const posted = await slack.postMessage({
           channel: target.channel,
           thread_ts: target.threadTs,
           text,
-          unfurl_links: false,
-          unfurl_media: false,
         });
-        return String(result.ts);
+        return posted.ts;
       }),
   });
   app.error(async (error) => {
