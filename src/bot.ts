@@ -23,6 +23,7 @@ import { CallScheduler } from "./slack/scheduler.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { SlackThreadHistory } from "./slack/thread-history.js";
 import { UserDirectory } from "./slack/user-directory.js";
+import { slackWebApi } from "./slack/web-api.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
 import { type Clock, settleWithin, systemClock } from "./time.js";
@@ -48,11 +49,13 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   const budget = new ServiceBudget({
     runStartsPerMinute: config.service.runStartsPerMinute,
     requestsPerMinute: config.service.requestsPerMinute,
+    clock,
   });
   const service = new ServiceClient({
     baseUrl: config.service.baseUrl,
     token: config.service.token,
     budget,
+    clock,
     // The bridge's outage loop (bridge/outage.ts) is its one retry layer: no retries in here.
     maxRetries: 0,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
@@ -63,6 +66,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     baseUrl: config.service.baseUrl,
     token: config.service.token,
     budget,
+    clock,
     maxRetries: 0,
     connectTimeoutMs: 2_000,
     headersTimeoutMs: 2_000,
@@ -94,13 +98,13 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     routes,
   });
   slackConnection = watchSlackConnection(app);
+  const slack = slackWebApi(app.client);
 
   // One scheduler for every Slack call the replies make: edits and posts are policies on it.
   const scheduler = new CallScheduler({ clock });
   const pacer = new Pacer<ReplyPayload>(
-    async (target, payload) => {
-      await app.client.chat.update({ channel: target.channel, ts: target.ts, ...payload } as never);
-    },
+    (target, payload) =>
+      slack.updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
     {
       scheduler,
       updatesPerMinute: config.slack.updatesPerMinute,
@@ -113,51 +117,19 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
   const replies = new PacedEdits({
-    client: {
-      postMessage: async (args) => {
-        const result = await app.client.chat.postMessage({
-          ...args,
-          unfurl_links: false,
-          unfurl_media: false,
-        } as never);
-        return { ts: String(result.ts) };
-      },
-      deleteMessage: async (args) => {
-        await app.client.chat.delete(args);
-      },
-    },
+    client: slack,
     pacer,
     postGate,
-    findReply: (where) => findReplyInThread(app, where),
+    findReply: (where) => findReplyInThread(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
 
-  const users = new UserDirectory({
-    lookup: async (id) => {
-      const result = await app.client.users.info({ user: id });
-      const user = result.user as
-        | {
-            name?: string;
-            real_name?: string;
-            profile?: { display_name?: string; real_name?: string };
-          }
-        | undefined;
-      const name =
-        user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name;
-      return name ? { displayName: name } : undefined;
-    },
-  });
+  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id) });
   const content = new TurnContent({
     history: new SlackThreadHistory({
-      client: {
-        replies: (args) => app.client.conversations.replies(args),
-        whoAmI: async () => {
-          const me = await app.client.auth.test();
-          return { userId: String(me.user_id), botId: me.bot_id ? String(me.bot_id) : undefined };
-        },
-      },
+      client: { replies: (args) => slack.replies(args), whoAmI: () => slack.authTest() },
       users,
-      sleep: (ms, signal) => clock.sleep(ms, signal),
+      clock,
     }),
     turns,
     conversations,
@@ -167,7 +139,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
 
   const runner = new TurnRunner({
     service,
-    relay: new Relay(service),
+    relay: new Relay(service, { clock }),
     turns,
     conversations,
     settings,
@@ -196,31 +168,23 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   registerMessageListeners(app, {
     bridge,
     users,
+    slack,
     logger,
     onInbound: (result) => metrics.inbound.inc({ result }),
   });
-  registerControls(app, {
-    bridge,
-    settings,
-    logger,
-    permalink: async (channel, ts) => {
-      const result = await app.client.chat.getPermalink({ channel, message_ts: ts });
-      return typeof result.permalink === "string" ? result.permalink : undefined;
-    },
-  });
+  registerControls(app, { bridge, settings, logger, slack });
   registerShortcut(app, {
     bridge,
     logger,
+    slack,
     postQuestion: (target, text) =>
       postGate.post(target, async () => {
-        const result = await app.client.chat.postMessage({
+        const posted = await slack.postMessage({
           channel: target.channel,
           thread_ts: target.threadTs,
           text,
-          unfurl_links: false,
-          unfurl_media: false,
         });
-        return String(result.ts);
+        return posted.ts;
       }),
   });
   app.error(async (error) => {

@@ -1,3 +1,4 @@
+import { type Clock, settleWithin, systemClock } from "../time.js";
 import type { AssistantService, Run, RunProgress, RunStatus } from "./ports.js";
 
 const isEndStatus = (status: RunStatus): boolean =>
@@ -14,7 +15,8 @@ export interface RelayOptions {
    * count: a stalled stream must not hold back an answer that is ready.
    */
   streamCheckMs?: number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The poll interval's waits and the stream's silence check; default the system clock. */
+  clock?: Clock;
 }
 
 export interface FollowOptions {
@@ -33,20 +35,6 @@ export class RunAbandoned extends Error {
   }
 }
 
-const abortableSleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new RunAbandoned());
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new RunAbandoned());
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-
 /**
  * Follows a run to its end. The stream is for showing progress only; the truth is
  * `GET /v1/run/{id}` once it reports an end status (contract: Runs and the reply).
@@ -57,7 +45,7 @@ export class Relay {
   private readonly pollIntervalMs: number;
   private readonly streamReopens: number;
   private readonly streamCheckMs: number;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly clock: Clock;
 
   constructor(
     private readonly service: AssistantService,
@@ -65,13 +53,13 @@ export class Relay {
       pollIntervalMs = 1_000,
       streamReopens = 3,
       streamCheckMs = 3_000,
-      sleep = abortableSleep,
+      clock = systemClock,
     }: RelayOptions = {},
   ) {
     this.pollIntervalMs = pollIntervalMs;
     this.streamReopens = streamReopens;
     this.streamCheckMs = streamCheckMs;
-    this.sleep = sleep;
+    this.clock = clock;
   }
 
   async follow(runId: string, options: FollowOptions): Promise<Run> {
@@ -118,7 +106,17 @@ export class Relay {
       if (isEndStatus(run.status)) return run;
       const partial = run.output?.[0]?.text;
       if (partial) showText(partial);
-      if (streamsLeft === 0) await this.sleep(this.pollIntervalMs, signal);
+      if (streamsLeft === 0) await this.pause(this.pollIntervalMs, signal);
+    }
+  }
+
+  /** Waits between polls; the caller giving up during the wait abandons the run. */
+  private async pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.clock.sleep(ms, signal);
+    } catch (error) {
+      if (signal?.aborted) throw new RunAbandoned();
+      throw error;
     }
   }
 
@@ -141,8 +139,10 @@ export class Relay {
     try {
       for (;;) {
         pending ??= updates.next();
-        const step = await quietAfter(pending, this.streamCheckMs);
-        if (step === QUIET) {
+        // The read stays pending through a silence: the next round waits on it again.
+        const step = await settleWithin(pending, this.streamCheckMs, this.clock);
+        if (step.state === "rejected") throw step.error;
+        if (step.state === "pending") {
           const run = await this.service.getRun(runId, callOpts);
           if (isEndStatus(run.status)) return run;
           const partial = run.output?.[0]?.text;
@@ -150,8 +150,8 @@ export class Relay {
           continue;
         }
         pending = undefined;
-        if (step.done) return false;
-        const update = step.value;
+        if (step.value.done) return false;
+        const update = step.value.value;
         switch (update.type) {
           case "text":
             showText(update.text);
@@ -181,15 +181,4 @@ export class Relay {
       updates.return(undefined).catch(() => undefined);
     }
   }
-}
-
-const QUIET = Symbol("quiet");
-
-/** The pending read, or QUIET when it takes longer than `ms` (the read stays pending). */
-function quietAfter<T>(pending: Promise<T>, ms: number): Promise<T | typeof QUIET> {
-  let timer: NodeJS.Timeout | undefined;
-  const quiet = new Promise<typeof QUIET>((resolve) => {
-    timer = setTimeout(() => resolve(QUIET), ms);
-  });
-  return Promise.race([pending, quiet]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Clock, settleWithin, systemClock } from "../time.js";
 import type { Metrics } from "./metrics.js";
 
 export interface Readiness {
@@ -6,6 +7,8 @@ export interface Readiness {
   checks: Record<string, () => Promise<boolean> | boolean>;
   /** A check that has not answered after this long counts as failed, ms; default 3_000. */
   timeoutMs?: number;
+  /** Times the checks; default the system clock. */
+  clock?: Clock;
 }
 
 export interface OpsRoute {
@@ -18,20 +21,10 @@ export interface OpsRoute {
 async function verdict(
   check: () => Promise<boolean> | boolean,
   timeoutMs: number,
+  clock: Clock,
 ): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve().then(check),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+  const settled = await settleWithin(Promise.resolve().then(check), timeoutMs, clock);
+  return settled.state === "fulfilled" && settled.value === true;
 }
 
 /**
@@ -39,7 +32,7 @@ async function verdict(
  * check's verdict as JSON), `/metrics` (Prometheus text format).
  */
 export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
-  const timeoutMs = readiness.timeoutMs ?? 3_000;
+  const { timeoutMs = 3_000, clock = systemClock } = readiness;
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
     res.end(JSON.stringify(body));
@@ -52,7 +45,7 @@ export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
       handler: async (_req, res) => {
         const entries = await Promise.all(
           Object.entries(readiness.checks).map(
-            async ([name, check]) => [name, await verdict(check, timeoutMs)] as const,
+            async ([name, check]) => [name, await verdict(check, timeoutMs, clock)] as const,
           ),
         );
         const checks = Object.fromEntries(entries);

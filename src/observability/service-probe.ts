@@ -1,4 +1,5 @@
 import { RateLimitedError } from "../service/errors.js";
+import { type Clock, systemClock } from "../time.js";
 
 /** What the probe's one request is given. */
 export interface ProbeCall {
@@ -12,6 +13,8 @@ export interface ServiceProbeOptions {
   request: (call: ProbeCall) => Promise<unknown>;
   /** The probe gives up (not reachable) after this long, ms; default 2_000. */
   timeoutMs?: number;
+  /** Times the probe; default the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -21,10 +24,10 @@ export interface ServiceProbeOptions {
  * exactly when the bot is busiest would take it out of rotation for being useful.
  */
 export function serviceProbe(options: ServiceProbeOptions): () => Promise<boolean> {
-  const timeoutMs = options.timeoutMs ?? 2_000;
+  const { timeoutMs = 2_000, clock = systemClock } = options;
   return async () => {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const cancel = clock.timer(timeoutMs, () => controller.abort());
     let busy = false;
     try {
       await options.request({
@@ -38,7 +41,7 @@ export function serviceProbe(options: ServiceProbeOptions): () => Promise<boolea
     } catch (error) {
       return busy || error instanceof RateLimitedError;
     } finally {
-      clearTimeout(timer);
+      cancel();
     }
   };
 }

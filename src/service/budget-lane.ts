@@ -1,3 +1,4 @@
+import type { Clock } from "../time.js";
 import type { BudgetKind, BudgetLaneSnapshot, QueuePosition } from "./budget.js";
 
 /**
@@ -26,7 +27,8 @@ export interface LaneOptions {
   limit: number;
   /** How long a released slot stays occupied, ms (the window plus a margin). */
   holdMs: number;
-  now: () => number;
+  /** Time, and the timer that wakes the queue when a slot frees or a pause ends. */
+  clock: Clock;
 }
 
 export class BudgetLane<T extends LaneTicket> {
@@ -40,7 +42,7 @@ export class BudgetLane<T extends LaneTicket> {
   private readonly freeAt: number[] = [];
   private pausedUntil = Number.NEGATIVE_INFINITY;
   /** At most one timer, set to the next instant a waiting ticket could be served. */
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cancelTimer: (() => void) | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private refreshing = false;
   private dirty = false;
@@ -74,7 +76,7 @@ export class BudgetLane<T extends LaneTicket> {
   /** A ready ticket's request finished: its slot frees one hold later. */
   release(ticket: T): void {
     if (!this.inFlight.delete(ticket)) return;
-    const at = this.options.now() + this.options.holdMs;
+    const at = this.options.clock.now() + this.options.holdMs;
     // Keep ascending even if the clock stepped back.
     let i = this.freeAt.length;
     while (i > 0 && (this.freeAt[i - 1] ?? 0) > at) i--;
@@ -89,7 +91,7 @@ export class BudgetLane<T extends LaneTicket> {
 
   /** Position and expected wait of a waiting ticket ({0, 0} when not waiting). */
   estimate(ticket: T): QueuePosition {
-    const now = this.options.now();
+    const now = this.options.clock.now();
     const found = this.estimates(now).find((e) => e.ticket === ticket);
     return found
       ? { position: found.position, expectedWaitMs: found.expectedWaitMs }
@@ -97,7 +99,7 @@ export class BudgetLane<T extends LaneTicket> {
   }
 
   snapshot(): BudgetLaneSnapshot {
-    const now = this.options.now();
+    const now = this.options.clock.now();
     const released = this.freeAt.filter((at) => at > now).length;
     return {
       user: this.options.user,
@@ -120,7 +122,7 @@ export class BudgetLane<T extends LaneTicket> {
     try {
       while (this.dirty) {
         this.dirty = false;
-        const now = this.options.now();
+        const now = this.options.clock.now();
         const served = this.serve(now);
         this.arm(now);
         this.report(now, served);
@@ -171,19 +173,16 @@ export class BudgetLane<T extends LaneTicket> {
       at = Math.max(slotAt, this.pausedUntil);
     }
     if (at === this.timerAt) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.timerAt = at;
     if (at === Number.POSITIVE_INFINITY) return;
     // At least 1 ms: a timer that fires early re-arms instead of spinning.
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.timerAt = Number.POSITIVE_INFINITY;
-        this.refresh();
-      },
-      Math.max(1, at - now),
-    );
+    this.cancelTimer = this.options.clock.timer(Math.max(1, at - now), () => {
+      this.cancelTimer = undefined;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.refresh();
+    });
   }
 
   private report(now: number, served: T[]): void {

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../time.js";
 import { BudgetLane, type LaneTicket } from "./budget-lane.js";
 
 /**
@@ -22,8 +23,8 @@ export interface BudgetOptions {
    * fall in the same millisecond.
    */
   marginMs?: number;
-  /** Clock, ms; default Date.now. Timers are the global setTimeout (fake timers work). */
-  now?: () => number;
+  /** Time and the timers that wake waiting tickets; default the system clock. */
+  clock?: Clock;
 }
 
 export interface QueuePosition {
@@ -182,7 +183,7 @@ function nonNegative(name: string, value: number): number {
 export class ServiceBudget {
   private readonly limits: Record<BudgetKind, number>;
   private readonly holdMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly lanes = new Map<string, BudgetLane<Ticket>>();
 
   constructor({
@@ -190,14 +191,14 @@ export class ServiceBudget {
     requestsPerMinute = 600,
     windowMs = 60_000,
     marginMs = 1,
-    now = Date.now,
+    clock = systemClock,
   }: BudgetOptions = {}) {
     this.limits = {
       run_start: positiveInteger("runStartsPerMinute", runStartsPerMinute),
       request: positiveInteger("requestsPerMinute", requestsPerMinute),
     };
     this.holdMs = positiveInteger("windowMs", windowMs) + nonNegative("marginMs", marginMs);
-    this.now = now;
+    this.clock = clock;
   }
 
   /**
@@ -237,7 +238,7 @@ export class ServiceBudget {
         kind,
         limit: this.limits[kind],
         holdMs: this.holdMs,
-        now: this.now,
+        clock: this.clock,
       });
       this.lanes.set(key, lane);
     }

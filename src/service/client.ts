@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { type Clock, systemClock } from "../time.js";
 import {
   type ChatCompletionChunk,
   type ChatCompletionRequest,
@@ -57,15 +58,18 @@ export class ServiceClient {
   readonly #streamIdleTimeoutMs: number;
   readonly #paging: PagingOptions;
   readonly #threadFilterParam: string;
+  readonly #clock: Clock;
 
   constructor(options: ServiceClientOptions) {
     const {
       streamIdleTimeoutMs = 60_000,
       messagePaging = {},
       threadFilterParam = "assistantId",
+      clock = systemClock,
       ...http
     } = options;
-    this.#http = new ServiceHttp(http);
+    this.#http = new ServiceHttp({ ...http, clock });
+    this.#clock = clock;
     this.#streamIdleTimeoutMs = streamIdleTimeoutMs;
     this.#paging = messagePaging;
     this.#threadFilterParam = threadFilterParam;
@@ -138,6 +142,7 @@ export class ServiceClient {
     const stream = await this.#http.openStream(req, { ...call, bodyTimeoutMs: 0 });
     yield* readRunStream(stream.body, {
       idleTimeoutMs,
+      clock: this.#clock,
       request: stream.request,
       onClose: () => stream.close(),
     });

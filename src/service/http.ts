@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
 import type { z } from "zod";
+import { type Clock, systemClock } from "../time.js";
 import { BudgetCanceled, type BudgetKind, type BudgetTicket, ServiceBudget } from "./budget.js";
 import {
   CanceledError,
@@ -42,12 +43,13 @@ export interface HttpOptions {
   retryBaseDelayMs?: number;
   /** Default 15_000 ms: cap of one backoff delay (a `Retry-After` is honoured even when longer). */
   retryMaxDelayMs?: number;
-  /** Default: a setTimeout-based sleep that rejects when the signal aborts. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Default the system clock: the waits between retries, and the time of a Retry-After.
+   * Must be the budget's clock (`pauseUntil` is given in its time).
+   */
+  clock?: Clock;
   /** Default Math.random: the backoff jitter, in [0, 1). */
   random?: () => number;
-  /** Default Date.now, in ms: must be the budget's clock (used for `pauseUntil`). */
-  now?: () => number;
   /** Called on every 429 the service answers (for metrics); default none. */
   onRateLimited?: (error: RateLimitedError) => void;
 }
@@ -119,8 +121,7 @@ export class ServiceHttp {
   readonly #bodyTimeoutMs: number;
   readonly #maxRetries: number;
   readonly #retryTiming: RetryTiming;
-  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #onRateLimited: ((error: RateLimitedError) => void) | undefined;
 
   constructor(options: HttpOptions) {
@@ -131,6 +132,7 @@ export class ServiceHttp {
       maxRetries = 4,
       retryBaseDelayMs = 500,
       retryMaxDelayMs = 15_000,
+      clock = systemClock,
     } = options;
     const url = new URL(options.baseUrl);
     if (url.protocol !== "http:" && url.protocol !== "https:") {
@@ -141,7 +143,7 @@ export class ServiceHttp {
     this.#basePath = url.pathname.replace(/\/+$/, "");
     this.#authorization = `Bearer ${options.token}`;
     this.#user = `token:${createHash("sha256").update(options.token).digest("hex").slice(0, 12)}`;
-    this.#budget = options.budget ?? new ServiceBudget();
+    this.#budget = options.budget ?? new ServiceBudget({ clock });
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -158,8 +160,7 @@ export class ServiceHttp {
       maxDelayMs: retryMaxDelayMs,
       random: options.random ?? Math.random,
     };
-    this.#sleep = options.sleep ?? sleepFor;
-    this.#now = options.now ?? Date.now;
+    this.#clock = clock;
     this.#onRateLimited = options.onRateLimited;
   }
 
@@ -240,11 +241,11 @@ export class ServiceHttp {
         const delayMs = retryDelayMs(error, retry, this.#retryTiming);
         if (error instanceof RateLimitedError && error.retryAfter !== undefined) {
           // Everyone sharing the budget waits too: the service would refuse them as well.
-          this.#budget.pauseUntil(this.#user, req.kind, this.#now() + delayMs);
+          this.#budget.pauseUntil(this.#user, req.kind, this.#clock.now() + delayMs);
         }
         if (error instanceof RateLimitedError) reportQueued(opts, delayMs);
         try {
-          await this.#sleep(delayMs, opts.signal);
+          await this.#clock.sleep(delayMs, opts.signal);
         } catch {
           throw new CanceledError("canceled by the caller while waiting to retry", info);
         }
@@ -294,7 +295,7 @@ export class ServiceHttp {
     } catch {
       // The status alone decides the error class; the body only adds a message.
     }
-    throw errorForResponse(res.statusCode, body, requestInfo(req), res.headers, this.#now());
+    throw errorForResponse(res.statusCode, body, requestInfo(req), res.headers, this.#clock.now());
   }
 }
 
@@ -381,22 +382,4 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown, info: RequestI
     `unexpected response shape${where}: ${issue?.message ?? "invalid"}`,
     info,
   );
-}
-
-function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -1,3 +1,4 @@
+import { backoffMs } from "../time.js";
 import {
   ConnectionError,
   RateLimitedError,
@@ -43,12 +44,15 @@ export function mayRetry(
 
 /**
  * How long to wait before retry number `retry` (0 for the first): what the service asked
- * for with `Retry-After`, else full jitter, `random() · min(max, base · 2^retry)`.
+ * for with `Retry-After`, else the project's one backoff (full jitter, see time.ts).
  */
 export function retryDelayMs(error: ServiceError, retry: number, timing: RetryTiming): number {
   if (error instanceof RateLimitedError && error.retryAfter !== undefined) {
     return Math.ceil(error.retryAfter * 1000);
   }
-  const ceiling = Math.min(timing.maxDelayMs, timing.baseDelayMs * 2 ** retry);
-  return Math.floor(timing.random() * ceiling);
+  return backoffMs(retry, {
+    baseMs: timing.baseDelayMs,
+    maxMs: timing.maxDelayMs,
+    random: timing.random,
+  });
 }

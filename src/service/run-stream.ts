@@ -1,4 +1,5 @@
 import { createParser } from "eventsource-parser";
+import { type Clock, systemClock } from "../time.js";
 import { ProtocolError, type RequestInfo } from "./errors.js";
 import { RunStreamDialect } from "./run-stream-dialect.js";
 import type { Run, RunStatus } from "./schemas.js";
@@ -27,6 +28,8 @@ export interface RunStreamOptions {
    * takes between updates.
    */
   idleTimeoutMs?: number;
+  /** The idle timeout's timer; default the system clock. */
+  clock?: Clock;
   /** A single event (or an unterminated line) larger than this, bytes, is a ProtocolError; default 1 MiB. */
   maxEventBytes?: number;
   /** The request, for error messages; default `GET /v1/run/{id}/stream`. */
@@ -46,11 +49,15 @@ type Step =
   | { kind: "idle" };
 
 /** The next chunk, or "idle" when none came within `idleMs` (the pending read is left to the abort). */
-function nextStep(iterator: AsyncIterator<Uint8Array>, idleMs: number): Promise<Step> {
+function nextStep(
+  iterator: AsyncIterator<Uint8Array>,
+  idleMs: number,
+  clock: Clock,
+): Promise<Step> {
   return new Promise<Step>((resolve) => {
-    const timer = setTimeout(() => resolve({ kind: "idle" }), idleMs);
+    const cancel = clock.timer(idleMs, () => resolve({ kind: "idle" }));
     const settle = (step: Step) => {
-      clearTimeout(timer);
+      cancel();
       resolve(step);
     };
     try {
@@ -81,6 +88,7 @@ async function* readUpdates(
 ): AsyncGenerator<RunStreamUpdate, void, undefined> {
   const {
     idleTimeoutMs = 30_000,
+    clock = systemClock,
     maxEventBytes = 1_048_576,
     request = { method: "GET", path: "/v1/run/{id}/stream" },
   } = options;
@@ -120,7 +128,7 @@ async function* readUpdates(
   try {
     let reason: "done" | "eof" | "idle" = "done";
     for (;;) {
-      const step = await nextStep(iterator, idleTimeoutMs);
+      const step = await nextStep(iterator, idleTimeoutMs, clock);
       if (step.kind === "chunk") {
         feed(decoder.decode(step.bytes, { stream: true }));
       } else if (step.kind !== "idle") {

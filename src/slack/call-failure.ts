@@ -1,3 +1,5 @@
+import { INVALID_RESPONSE_CODE } from "./web-api-responses.js";
+
 /**
  * How a failed Slack Web API call should be handled: waited out (429), retried (server or
  * network trouble) or given up (Slack refused the request itself).
@@ -57,6 +59,9 @@ export function classifyCallFailure(error: unknown): CallFailure {
     }
     case "slack_webapi_request_error":
       return { kind: "transient" };
+    case INVALID_RESPONSE_CODE:
+      // Slack took the call (a post may exist): sending it again could do it twice.
+      return { kind: "permanent", reason: "invalid_response" };
     default:
       // Anything else (a socket reset thrown raw, a timeout) is treated as the network's fault.
       return { kind: "transient" };

@@ -6,13 +6,14 @@ import type { SettingsStore } from "../store/stores.js";
 import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
+import type { SlackWebApi } from "./web-api.js";
 
 export interface ControlDeps {
   bridge: Bridge;
   settings: SettingsStore;
   logger: Logger;
-  /** A link to a reply message, best effort (undefined when it cannot be had quickly). */
-  permalink: (channel: string, ts: string) => Promise<string | undefined>;
+  /** Links to replies for `status` (best effort), and the Stop button's private notes. */
+  slack: Pick<SlackWebApi, "getPermalink" | "postEphemeral">;
 }
 
 /** Told when the service did not take a stop even after retrying. */
@@ -102,7 +103,10 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           const lookup = await settleWithin(
             Promise.all(
               mine.map(({ turn }) =>
-                deps.permalink(key.channel, turn.replyParts[0] ?? turn.messageTs),
+                deps.slack.getPermalink({
+                  channel: key.channel,
+                  message_ts: turn.replyParts[0] ?? turn.messageTs,
+                }),
               ),
             ),
             1_500,
@@ -125,7 +129,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     }
   });
 
-  app.action(STOP_ACTION_ID, async ({ ack, body, action, client }) => {
+  app.action(STOP_ACTION_ID, async ({ ack, body, action }) => {
     await ack();
     const turnId = (action as { value?: unknown }).value;
     const user = body.user.id;
@@ -144,7 +148,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           : result === "failed"
             ? STOP_FAILED
             : "This answer has already finished.";
-      await client.chat.postEphemeral({ channel, user, text });
+      await deps.slack.postEphemeral({ channel, user, text });
     })().catch((error: unknown) => {
       deps.logger.warn({ err: String(error) }, "stop button: could not stop or say why");
     });

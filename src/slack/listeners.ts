@@ -5,6 +5,7 @@ import type { BoltApp } from "./app.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
+import type { SlackWebApi } from "./web-api.js";
 
 /** Told, only to the person, when a message of theirs is not queued (too many waiting). */
 export const OVER_LIMIT_NOTE =
@@ -13,17 +14,11 @@ export const OVER_LIMIT_NOTE =
 /** Longest wait for people's names before a message is recorded anyway, ms. */
 const NAME_LOOKUP_MS = 1_000;
 
-/** Posts a note only the person sees, in the thread of their message. */
-type Whisper = (args: {
-  channel: string;
-  user: string;
-  thread_ts: string;
-  text: string;
-}) => Promise<unknown>;
-
 export interface ListenerDeps {
   bridge: Bridge;
   users: UserDirectory;
+  /** Notes only the person sees, in the thread of their message. */
+  slack: Pick<SlackWebApi, "postEphemeral">;
   logger: Logger;
   onInbound?: (result: string) => void;
 }
@@ -39,7 +34,6 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     event: unknown,
     teamId: string | undefined,
     botUserId: string | undefined,
-    whisper: Whisper,
   ) => {
     const parsed = parseMessageEvent(event, teamId, botUserId);
     if (parsed.kind === "malformed") {
@@ -62,21 +56,21 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     deps.onInbound?.(result);
     if (result === "over_limit") {
       const { channel, user, threadTs } = inbound;
-      void whisper({ channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE }).catch(
-        (error: unknown) =>
+      const note = { channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE };
+      void deps.slack
+        .postEphemeral(note)
+        .catch((error: unknown) =>
           deps.logger.warn({ err: errorName(error) }, "could not post the over-limit note"),
-      );
+        );
     }
     deps.logger.debug({ result, channel: inbound.channel, ts: inbound.ts }, "inbound message");
   };
 
-  app.event("app_mention", async ({ event, context, body, client }) => {
-    const whisper: Whisper = (args) => client.chat.postEphemeral(args);
-    await handle(event, teamOf(body, context.teamId), context.botUserId, whisper);
+  app.event("app_mention", async ({ event, context, body }) => {
+    await handle(event, teamOf(body, context.teamId), context.botUserId);
   });
-  app.event("message", async ({ event, context, body, client }) => {
-    const whisper: Whisper = (args) => client.chat.postEphemeral(args);
-    await handle(event, teamOf(body, context.teamId), context.botUserId, whisper);
+  app.event("message", async ({ event, context, body }) => {
+    await handle(event, teamOf(body, context.teamId), context.botUserId);
   });
 }
 

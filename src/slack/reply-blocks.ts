@@ -13,7 +13,7 @@ export type ReplyPhase = BridgeReplyPhase | { kind: "continued" };
 /** Ready for `chat.postMessage` / `chat.update`. */
 export interface ReplyPayload {
   text: string;
-  blocks: unknown[];
+  blocks: Slack.KnownBlock[];
 }
 
 export interface ReplyInput {
@@ -205,8 +205,6 @@ function fallbackText(body: string, hasBody: boolean, status: Status | undefined
 
 /** The Markdown shown by a payload's markdown block ("" when it has none), for tests and checks. */
 export function visibleBody(payload: ReplyPayload): string {
-  const block = payload.blocks.find(
-    (b): b is Slack.MarkdownBlock => (b as { type?: unknown }).type === "markdown",
-  );
+  const block = payload.blocks.find((b): b is Slack.MarkdownBlock => b.type === "markdown");
   return block?.text ?? "";
 }

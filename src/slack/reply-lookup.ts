@@ -1,31 +1,31 @@
-import type { BoltApp } from "./app.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
+import type { SlackWebApi } from "./web-api.js";
 
 /**
  * The bot's message in the thread whose Stop button carries this turn id: a placeholder
  * Slack took before a crash kept its ts from being recorded. Reads at most five pages.
  */
 export async function findReplyInThread(
-  app: BoltApp,
+  slack: Pick<SlackWebApi, "replies">,
   where: { channel: string; threadTs: string; turnId: string },
 ): Promise<string | undefined> {
   let cursor: string | undefined;
   for (let page = 0; page < 5; page++) {
-    const result = await app.client.conversations.replies({
+    const result = await slack.replies({
       channel: where.channel,
       ts: where.threadTs,
       limit: 200,
       ...(cursor ? { cursor } : {}),
     });
-    for (const message of result.messages ?? []) {
+    for (const message of result.messages) {
       const carriesTurn = (message.blocks ?? []).some((block) =>
-        ((block as { elements?: { action_id?: string; value?: string }[] }).elements ?? []).some(
+        (block.elements ?? []).some(
           (element) => element.action_id === STOP_ACTION_ID && element.value === where.turnId,
         ),
       );
-      if (carriesTurn && typeof message.ts === "string") return message.ts;
+      if (carriesTurn) return message.ts;
     }
-    cursor = result.response_metadata?.next_cursor || undefined;
+    cursor = result.nextCursor;
     if (!cursor) return undefined;
   }
   return undefined;

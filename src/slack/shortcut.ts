@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { classifyCallFailure } from "./call-failure.js";
+import type { SlackWebApi } from "./web-api.js";
 
 /** The message shortcut's callback_id (manifest.yml names the same). */
 export const ASK_SHORTCUT_ID = "ask_assistant";
@@ -22,6 +23,8 @@ const QUOTE_MAX = 2_000;
 export interface ShortcutDeps {
   bridge: Bridge;
   logger: Logger;
+  /** Opens the question modal. */
+  slack: Pick<SlackWebApi, "openView">;
   /**
    * Posts the question visibly in the thread (through the post gate, like every reply);
    * resolves with its ts, or throws the Web API client's error.
@@ -56,7 +59,7 @@ const Metadata = z.object({
  * that may not post in this channel says so in the modal instead of failing silently.
  */
 export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
-  app.shortcut<MessageShortcut>(ASK_SHORTCUT_ID, async ({ ack, shortcut, client }) => {
+  app.shortcut<MessageShortcut>(ASK_SHORTCUT_ID, async ({ ack, shortcut }) => {
     await ack();
     const message = shortcut.message;
     const metadata: z.infer<typeof Metadata> = {
@@ -65,8 +68,8 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       messageTs: message.ts,
     };
     // Not awaited: Slack gets its acknowledgement while the modal opens.
-    void client.views
-      .open({
+    void deps.slack
+      .openView({
         trigger_id: shortcut.trigger_id,
         view: questionModal(metadata, message.user, message.text ?? ""),
       })

@@ -1,13 +1,14 @@
-import { z } from "zod";
 import type { ThreadHistory, ThreadHistoryRequest, ThreadMessage } from "../bridge/ports.js";
+import { type Clock, systemClock } from "../time.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { slackTextToPlain } from "./inbound-text.js";
 import { TokenBucket } from "./token-bucket.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
+import type { SlackMessage, ThreadPage } from "./web-api.js";
 
-/** The Web API calls the history needs; the Bolt app's WebClient provides them. */
+/** The Web API calls the history needs; the bot's SlackWebApi provides them. */
 export interface HistoryClient {
-  /** `conversations.replies`; throws the Web API client's error when it fails. */
+  /** `conversations.replies`, one page read; throws the Web API client's error when it fails. */
   replies(args: {
     channel: string;
     ts: string;
@@ -15,7 +16,7 @@ export interface HistoryClient {
     cursor?: string;
     oldest?: string;
     inclusive?: boolean;
-  }): Promise<unknown>;
+  }): Promise<ThreadPage>;
   /** `auth.test`: who the bot is, to know its own messages. */
   whoAmI(): Promise<{ userId: string; botId: string | undefined }>;
 }
@@ -36,10 +37,8 @@ export interface SlackThreadHistoryOptions {
   burst?: number;
   /** The longest one read may take, 429 waits included, ms; default 20_000. */
   deadlineMs?: number;
-  /** Clock, ms; default Date.now. */
-  now?: () => number;
-  /** Waits `ms` (rejects when `signal` aborts): the rate tier's spacing and 429 waits. */
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The rate tier's spacing, 429 waits and the deadline; default the system clock. */
+  clock?: Clock;
 }
 
 export class HistoryReadError extends Error {
@@ -51,26 +50,6 @@ export class HistoryReadError extends Error {
     this.name = "HistoryReadError";
   }
 }
-
-const RepliesPage = z.looseObject({
-  messages: z.array(z.unknown()).default([]),
-  has_more: z.boolean().optional(),
-  response_metadata: z.looseObject({ next_cursor: z.string().optional() }).optional(),
-});
-
-const SlackMessage = z.looseObject({
-  ts: z.string().regex(/^\d+(\.\d+)?$/),
-  subtype: z.string().optional(),
-  user: z.string().optional(),
-  bot_id: z.string().nullish(),
-  username: z.string().optional(),
-  bot_profile: z.looseObject({ name: z.string().optional() }).nullish(),
-  text: z.string().default(""),
-  files: z
-    .array(z.looseObject({ name: z.string().nullish(), title: z.string().nullish() }))
-    .optional(),
-});
-type SlackMessage = z.infer<typeof SlackMessage>;
 
 /**
  * Message subtypes that are someone saying something. Joins, topic changes, deleted-parent
@@ -89,14 +68,12 @@ const SPOKEN = new Set([undefined, "thread_broadcast", "file_share", "bot_messag
  */
 export class SlackThreadHistory implements ThreadHistory {
   private readonly bucket: TokenBucket;
-  private readonly now: () => number;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly clock: Clock;
   private self: Promise<{ userId: string; botId: string | undefined }> | undefined;
 
   constructor(private readonly options: SlackThreadHistoryOptions) {
     this.bucket = new TokenBucket(options.perMinute ?? 40, options.burst ?? 5);
-    this.now = options.now ?? Date.now;
-    this.sleep = options.sleep;
+    this.clock = options.clock ?? systemClock;
   }
 
   async read(
@@ -148,7 +125,7 @@ export class SlackThreadHistory implements ThreadHistory {
     request: ThreadHistoryRequest,
     signal: AbortSignal | undefined,
   ): Promise<SlackMessage[]> {
-    const deadline = this.now() + (this.options.deadlineMs ?? 20_000);
+    const deadline = this.clock.now() + (this.options.deadlineMs ?? 20_000);
     const maxPages = this.options.maxPages ?? 25;
     const out: SlackMessage[] = [];
     let cursor: string | undefined;
@@ -156,26 +133,21 @@ export class SlackThreadHistory implements ThreadHistory {
       if (page >= maxPages) {
         throw new HistoryReadError(`the thread has more than ${maxPages} pages`, "too_long");
       }
-      const body = RepliesPage.parse(
-        await this.call(
-          {
-            channel: request.channel,
-            ts: request.threadTs,
-            limit: this.options.pageSize ?? 200,
-            ...(cursor === undefined ? {} : { cursor }),
-            // Later turns need only what came after; Slack then sends fewer pages.
-            ...(request.after === null ? {} : { oldest: request.after, inclusive: false }),
-          },
-          deadline,
-          signal,
-        ),
+      const answer = await this.call(
+        {
+          channel: request.channel,
+          ts: request.threadTs,
+          limit: this.options.pageSize ?? 200,
+          ...(cursor === undefined ? {} : { cursor }),
+          // Later turns need only what came after; Slack then sends fewer pages.
+          ...(request.after === null ? {} : { oldest: request.after, inclusive: false }),
+        },
+        deadline,
+        signal,
       );
-      for (const m of body.messages) {
-        const parsed = SlackMessage.safeParse(m);
-        if (parsed.success) out.push(parsed.data);
-      }
-      cursor = body.response_metadata?.next_cursor || undefined;
-      if (!body.has_more || cursor === undefined) return out;
+      out.push(...answer.messages);
+      cursor = answer.nextCursor;
+      if (cursor === undefined) return out;
     }
   }
 
@@ -184,10 +156,10 @@ export class SlackThreadHistory implements ThreadHistory {
     args: Parameters<HistoryClient["replies"]>[0],
     deadline: number,
     signal: AbortSignal | undefined,
-  ): Promise<unknown> {
+  ): Promise<ThreadPage> {
     for (;;) {
-      await this.waitUntil(this.bucket.readyAt(this.now()), deadline, signal);
-      if (!this.bucket.tryTake(this.now())) continue;
+      await this.waitUntil(this.bucket.readyAt(this.clock.now()), deadline, signal);
+      if (!this.bucket.tryTake(this.clock.now())) continue;
       try {
         return await this.options.client.replies(args);
       } catch (error) {
@@ -196,7 +168,7 @@ export class SlackThreadHistory implements ThreadHistory {
           const reason = failure.kind === "permanent" ? failure.reason : "Slack unavailable";
           throw new HistoryReadError(`conversations.replies failed: ${reason}`, "failed");
         }
-        await this.waitUntil(this.now() + failure.retryAfterMs, deadline, signal);
+        await this.waitUntil(this.clock.now() + failure.retryAfterMs, deadline, signal);
       }
     }
   }
@@ -205,7 +177,7 @@ export class SlackThreadHistory implements ThreadHistory {
     if (at > deadline) {
       throw new HistoryReadError("reading the thread took too long", "timed_out");
     }
-    const ms = at - this.now();
-    if (ms > 0) await this.sleep(ms, signal);
+    const ms = at - this.clock.now();
+    if (ms > 0) await this.clock.sleep(ms, signal);
   }
 }

@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AssistantService, CallOptions } from "../../src/bridge/ports.js";
-import { Relay } from "../../src/bridge/relay.js";
+import { Relay, RunAbandoned } from "../../src/bridge/relay.js";
 import type { RunStreamUpdate } from "../../src/service/run-stream.js";
 import type { Run } from "../../src/service/schemas.js";
-
-afterEach(() => {
-  vi.useRealTimers();
-});
+import { ManualClock } from "../support/manual-clock.js";
 
 const working: Run = { id: "r1", status: "in_progress", output: null };
 const done: Run = { id: "r1", status: "completed", output: [{ type: "text", text: "Hello." }] };
@@ -41,24 +38,24 @@ function fakeService(before: RunStreamUpdate[], after: RunStreamUpdate[], runs: 
 
 describe("Relay with a stream that falls silent", () => {
   it("asks the run itself, returns it once ended, and closes the stalled stream", async () => {
-    vi.useFakeTimers();
+    const clock = new ManualClock();
     const { service, seen } = fakeService([{ type: "text", text: "Hel" }], [], [working, done]);
     const texts: string[] = [];
-    const following = new Relay(service, { streamCheckMs: 3_000 }).follow("r1", {
+    const following = new Relay(service, { streamCheckMs: 3_000, clock }).follow("r1", {
       onText: (text) => texts.push(text),
     });
-    await vi.advanceTimersByTimeAsync(2_999);
+    await clock.advance(2_999);
     expect(seen.gets).toBe(0);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(seen.gets).toBe(1);
-    await vi.advanceTimersByTimeAsync(3_000);
+    await clock.advance(3_000);
     await expect(following).resolves.toEqual(done);
     expect(texts).toEqual(["Hel"]);
     expect(seen.closed).toBe(true);
   });
 
   it("keeps a slow stream open while the run is still going", async () => {
-    vi.useFakeTimers();
+    const clock = new ManualClock();
     const { service, seen, resume } = fakeService(
       [{ type: "text", text: "Hel" }],
       [
@@ -68,14 +65,63 @@ describe("Relay with a stream that falls silent", () => {
       [working, working, done],
     );
     const texts: string[] = [];
-    const following = new Relay(service, { streamCheckMs: 3_000 }).follow("r1", {
+    const following = new Relay(service, { streamCheckMs: 3_000, clock }).follow("r1", {
       onText: (text) => texts.push(text),
     });
-    await vi.advanceTimersByTimeAsync(6_000);
+    await clock.advance(6_000);
     expect(seen.gets).toBe(2);
     expect(seen.closed).toBe(false);
     resume();
     await expect(following).resolves.toEqual(done);
     expect(texts).toEqual(["Hel", "Hello."]);
+  });
+});
+
+describe("Relay polling without a stream", () => {
+  /** A service whose stream always breaks at once; getRun answers from `runs`. */
+  function pollingService(runs: Run[]) {
+    const seen = { gets: 0 };
+    const service = {
+      // biome-ignore lint/correctness/useYield: a stream that breaks before its first update
+      async *streamRun() {
+        throw new Error("reset");
+      },
+      async getRun() {
+        const run = runs[Math.min(seen.gets, runs.length - 1)] as Run;
+        seen.gets++;
+        return run;
+      },
+    };
+    return { service: service as unknown as AssistantService, seen };
+  }
+
+  it("polls at its interval once the stream reopens are used up", async () => {
+    const clock = new ManualClock();
+    const { service, seen } = pollingService([working, working, working, done]);
+    const relay = new Relay(service, { streamReopens: 0, pollIntervalMs: 1_000, clock });
+    const following = relay.follow("r1", { onText: () => undefined });
+    await clock.advance(0);
+    expect(seen.gets).toBe(1);
+    expect(clock.pending).toBe(1);
+    await clock.advance(999);
+    expect(seen.gets).toBe(1);
+    await clock.advance(1);
+    expect(seen.gets).toBe(2);
+    await clock.advance(2_000);
+    await expect(following).resolves.toEqual(done);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("gives up with RunAbandoned when aborted during the wait between polls", async () => {
+    const clock = new ManualClock();
+    const { service } = pollingService([working]);
+    const controller = new AbortController();
+    const relay = new Relay(service, { streamReopens: 0, clock });
+    const following = relay.follow("r1", { signal: controller.signal, onText: () => undefined });
+    await clock.advance(0);
+    expect(clock.pending).toBe(1); // waiting to poll again
+    controller.abort();
+    await expect(following).rejects.toBeInstanceOf(RunAbandoned);
+    expect(clock.pending).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { type OpsServer, startOpsServer } from "../../src/observability/ops-server.js";
 import { opsRoutes, type Readiness } from "../../src/observability/routes.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 let server: OpsServer | undefined;
 afterEach(async () => {
@@ -28,8 +29,10 @@ describe("the ops routes on their own server", () => {
   });
 
   it("is not ready when a check throws, says no, or does not answer in time", async () => {
+    const clock = new ManualClock();
     const get = await serve({
-      timeoutMs: 50,
+      timeoutMs: 3_000,
+      clock,
       checks: {
         fine: () => true,
         says_no: async () => false,
@@ -39,7 +42,13 @@ describe("the ops routes on their own server", () => {
         hangs: () => new Promise<boolean>(() => undefined),
       },
     });
-    const ready = await get("/readyz");
+    const asking = get("/readyz");
+    // The checks start together; the three that answer at once leave only the hanging one.
+    await clock.waitForTimers(1);
+    await clock.advance(0);
+    expect(clock.pending).toBe(1);
+    await clock.advance(3_000);
+    const ready = await asking;
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.text)).toEqual({
       status: "not ready",

@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { serviceProbe } from "../../src/observability/service-probe.js";
 import { RateLimitedError, ServerError } from "../../src/service/errors.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const info = { method: "GET", path: "/v1/threads" };
-
-afterEach(() => {
-  vi.useRealTimers();
-});
 
 describe("the service readiness probe", () => {
   it("is ready when the service answers", async () => {
@@ -50,19 +47,20 @@ describe("the service readiness probe", () => {
   });
 
   it("gives up after timeoutMs and says not ready", async () => {
-    vi.useFakeTimers();
+    const clock = new ManualClock();
     let signal: AbortSignal | undefined;
     const verdict = serviceProbe({
       timeoutMs: 500,
+      clock,
       request: (call) =>
         new Promise((_resolve, reject) => {
           signal = call.signal;
           call.signal.addEventListener("abort", () => reject(new Error("timed out")));
         }),
     })();
-    await vi.advanceTimersByTimeAsync(499);
+    await clock.advance(499);
     expect(signal?.aborted).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(await verdict).toBe(false);
   });
 });

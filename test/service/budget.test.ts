@@ -1,25 +1,27 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   BudgetCanceled,
+  type BudgetOptions,
   type BudgetTicket,
   type QueuePosition,
   ServiceBudget,
 } from "../../src/service/budget.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const WINDOW = 60_000;
 const T0 = 1_000_000;
 
+let clock: ManualClock;
 beforeEach(() => {
-  vi.useFakeTimers({ now: T0 });
-});
-afterEach(() => {
-  vi.clearAllTimers();
-  vi.useRealTimers();
+  clock = new ManualClock(T0);
 });
 
+/** A budget on the test's clock. */
+const budgetWith = (options: Omit<BudgetOptions, "clock"> = {}) =>
+  new ServiceBudget({ ...options, clock });
 /** Lets promise continuations (ready.then) run without moving the clock. */
-const settle = () => vi.advanceTimersByTimeAsync(0);
-const elapsed = () => Date.now() - T0;
+const settle = () => clock.advance(0);
+const elapsed = () => clock.now() - T0;
 
 function track(tickets: Record<string, BudgetTicket>): string[] {
   const order: string[] = [];
@@ -46,7 +48,7 @@ async function isReady(ticket: BudgetTicket): Promise<boolean> {
 
 describe("ServiceBudget: order", () => {
   it("serves waiting tickets FIFO as slots free a window after release", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 2, marginMs: 0 });
+    const budget = budgetWith({ runStartsPerMinute: 2, marginMs: 0 });
     const t = {
       a: budget.take("u", "run_start"),
       b: budget.take("u", "run_start"),
@@ -59,19 +61,19 @@ describe("ServiceBudget: order", () => {
     expect(order).toEqual(["a", "b"]);
     expect([t.c.position(), t.d.position(), t.e.position()]).toEqual([0, 1, 2]);
 
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advance(5_000);
     t.b.release();
     t.a.release();
-    await vi.advanceTimersByTimeAsync(WINDOW - 1);
+    await clock.advance(WINDOW - 1);
     expect(order).toEqual(["a", "b"]);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(order).toEqual(["a", "b", "c", "d"]);
     expect(elapsed()).toBe(5_000 + WINDOW);
     expect(t.e.position()).toBe(0);
   });
 
   it("serves parties round-robin, FIFO within a party, and position() follows that order", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1, marginMs: 0 });
+    const budget = budgetWith({ requestsPerMinute: 1, marginMs: 0 });
     const blocker = budget.take("u", "request");
     const t = {
       a1: budget.take("u", "request", { party: "alice" }),
@@ -90,7 +92,7 @@ describe("ServiceBudget: order", () => {
     let current = "blocker";
     for (const name of expected) {
       all[current]?.release();
-      await vi.advanceTimersByTimeAsync(WINDOW);
+      await clock.advance(WINDOW);
       expect(order.at(-1)).toBe(name);
       current = name;
     }
@@ -98,7 +100,7 @@ describe("ServiceBudget: order", () => {
   });
 
   it("puts a newly arrived party ahead of a flooding party's backlog", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1 });
+    const budget = budgetWith({ requestsPerMinute: 1 });
     budget.take("u", "request", { party: "flood" });
     const flood = Array.from({ length: 5 }, () => budget.take("u", "request", { party: "flood" }));
     const changes: number[] = [];
@@ -110,14 +112,14 @@ describe("ServiceBudget: order", () => {
   });
 
   it("with a single party it is plain FIFO", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1 });
+    const budget = budgetWith({ requestsPerMinute: 1 });
     budget.take("u", "request");
     const tickets = Array.from({ length: 4 }, () => budget.take("u", "request", { party: "p" }));
     expect(tickets.map((t) => t.position())).toEqual([0, 1, 2, 3]);
   });
 
   it("keeps users and kinds independent", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 1, requestsPerMinute: 1 });
+    const budget = budgetWith({ runStartsPerMinute: 1, requestsPerMinute: 1 });
     budget.take("u1", "run_start");
     expect(await isReady(budget.take("u1", "request"))).toBe(true);
     expect(await isReady(budget.take("u2", "run_start"))).toBe(true);
@@ -127,7 +129,7 @@ describe("ServiceBudget: order", () => {
 
 describe("ServiceBudget: figures", () => {
   it("estimates waits from the window log, counting unreleased slots as freeing a window from now", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 2, marginMs: 0 });
+    const budget = budgetWith({ runStartsPerMinute: 2, marginMs: 0 });
     const a = budget.take("u", "run_start");
     const b = budget.take("u", "run_start");
     const c = budget.take("u", "run_start");
@@ -139,9 +141,9 @@ describe("ServiceBudget: figures", () => {
     // e needs a slot that c or d frees again: a second window.
     expect([e.position(), e.expectedWaitMs()]).toEqual([2, 2 * WINDOW]);
 
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advance(1_000);
     a.release();
-    await vi.advanceTimersByTimeAsync(9_000);
+    await clock.advance(9_000);
     // a frees at 61 s; b is still out, so it frees no earlier than 10 s + 60 s.
     expect(c.expectedWaitMs()).toBe(51_000);
     expect(d.expectedWaitMs()).toBe(60_000);
@@ -151,7 +153,7 @@ describe("ServiceBudget: figures", () => {
   });
 
   it("reports changes through onChange and stops after unsubscribe", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 1, marginMs: 0 });
+    const budget = budgetWith({ runStartsPerMinute: 1, marginMs: 0 });
     const a = budget.take("u", "run_start");
     const b = budget.take("u", "run_start");
     const c = budget.take("u", "run_start");
@@ -160,13 +162,13 @@ describe("ServiceBudget: figures", () => {
     b.onChange((p) => seenB.push(p));
     const off = c.onChange((p) => seenC.push(p));
 
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advance(2_000);
     a.release();
     expect(seenB).toEqual([{ position: 0, expectedWaitMs: WINDOW }]);
     expect(seenC).toEqual([{ position: 1, expectedWaitMs: 2 * WINDOW }]);
 
     off();
-    await vi.advanceTimersByTimeAsync(WINDOW);
+    await clock.advance(WINDOW);
     expect(seenB.at(-1)).toEqual({ position: 0, expectedWaitMs: 0 });
     expect(b.position()).toBe(0);
     expect(seenC).toHaveLength(1);
@@ -174,7 +176,7 @@ describe("ServiceBudget: figures", () => {
   });
 
   it("snapshot counts queued, in-flight and window use per (user, kind)", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 2, marginMs: 0 });
+    const budget = budgetWith({ runStartsPerMinute: 2, marginMs: 0 });
     const a = budget.take("u", "run_start");
     budget.take("u", "run_start");
     budget.take("u", "run_start");
@@ -185,7 +187,7 @@ describe("ServiceBudget: figures", () => {
       { user: "u", kind: "run_start", queued: 1, inFlight: 1, usedInWindow: 2 },
       { user: "u", kind: "request", queued: 0, inFlight: 0, usedInWindow: 1 },
     ]);
-    await vi.advanceTimersByTimeAsync(WINDOW);
+    await clock.advance(WINDOW);
     expect(budget.snapshot()).toEqual([
       { user: "u", kind: "run_start", queued: 0, inFlight: 2, usedInWindow: 2 },
       { user: "u", kind: "request", queued: 0, inFlight: 0, usedInWindow: 0 },
@@ -193,15 +195,15 @@ describe("ServiceBudget: figures", () => {
   });
 
   it("rejects nonsensical options", () => {
-    expect(() => new ServiceBudget({ runStartsPerMinute: 0 })).toThrow(RangeError);
-    expect(() => new ServiceBudget({ requestsPerMinute: 1.5 })).toThrow(RangeError);
-    expect(() => new ServiceBudget({ marginMs: -1 })).toThrow(RangeError);
+    expect(() => budgetWith({ runStartsPerMinute: 0 })).toThrow(RangeError);
+    expect(() => budgetWith({ requestsPerMinute: 1.5 })).toThrow(RangeError);
+    expect(() => budgetWith({ marginMs: -1 })).toThrow(RangeError);
   });
 });
 
 describe("ServiceBudget: cancel and abort", () => {
   it("cancel removes a waiting ticket, rejects it and moves the others up", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1, marginMs: 0 });
+    const budget = budgetWith({ requestsPerMinute: 1, marginMs: 0 });
     const a = budget.take("u", "request");
     const b = budget.take("u", "request");
     const c = budget.take("u", "request");
@@ -212,13 +214,13 @@ describe("ServiceBudget: cancel and abort", () => {
     expect(b.position()).toBe(0);
     expect(seen).toEqual([{ position: 0, expectedWaitMs: WINDOW }]);
     a.release();
-    await vi.advanceTimersByTimeAsync(WINDOW);
+    await clock.advance(WINDOW);
     expect(await isReady(c)).toBe(true);
     expect(budget.snapshot()[0]).toMatchObject({ queued: 0, inFlight: 1 });
   });
 
   it("an aborted signal cancels a waiting ticket; one aborted up front never joins", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1 });
+    const budget = budgetWith({ requestsPerMinute: 1 });
     budget.take("u", "request");
     const controller = new AbortController();
     const waiting = budget.take("u", "request", { signal: controller.signal });
@@ -237,33 +239,33 @@ describe("ServiceBudget: cancel and abort", () => {
   });
 
   it("cancel or abort after ready behaves like release: the slot stays taken a window", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 2, marginMs: 0 });
+    const budget = budgetWith({ requestsPerMinute: 2, marginMs: 0 });
     const controller = new AbortController();
     const a = budget.take("u", "request", { signal: controller.signal });
     const b = budget.take("u", "request");
     const c = budget.take("u", "request");
     const d = budget.take("u", "request");
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advance(1_000);
     controller.abort();
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advance(2_000);
     b.cancel();
     await expect(a.ready).resolves.toBeUndefined();
-    await vi.advanceTimersByTimeAsync(WINDOW - 2_000 - 1);
+    await clock.advance(WINDOW - 2_000 - 1);
     expect(await isReady(c)).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(await isReady(c)).toBe(true);
     expect(await isReady(d)).toBe(false);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advance(2_000);
     expect(await isReady(d)).toBe(true);
   });
 
   it("survives listeners that throw or cancel from inside the notification", async () => {
-    const budget = new ServiceBudget({ requestsPerMinute: 1, marginMs: 0 });
+    const budget = budgetWith({ requestsPerMinute: 1, marginMs: 0 });
     const a = budget.take("u", "request");
     const b = budget.take("u", "request");
     const c = budget.take("u", "request");
     const d = budget.take("u", "request");
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advance(1_000);
     b.onChange(() => {
       throw new Error("listener bug");
     });
@@ -274,57 +276,57 @@ describe("ServiceBudget: cancel and abort", () => {
     await expect(c.ready).rejects.toBeInstanceOf(BudgetCanceled);
     expect(d.position()).toBe(1);
     expect(seenD.at(-1)).toEqual({ position: 1, expectedWaitMs: 2 * WINDOW });
-    await vi.advanceTimersByTimeAsync(WINDOW);
+    await clock.advance(WINDOW);
     expect(await isReady(b)).toBe(true);
   });
 });
 
 describe("ServiceBudget: timing", () => {
   it("pauseUntil holds everyone of that (user, kind) back, even with free slots", async () => {
-    const budget = new ServiceBudget();
+    const budget = budgetWith();
     budget.pauseUntil("u", "request", T0 + 5_000);
     const a = budget.take("u", "request");
     const other = budget.take("u", "run_start");
     expect(a.expectedWaitMs()).toBe(5_000);
     expect(await isReady(other)).toBe(true);
-    await vi.advanceTimersByTimeAsync(4_999);
+    await clock.advance(4_999);
     expect(await isReady(a)).toBe(false);
     // A shorter pause does not shorten the longer one.
     budget.pauseUntil("u", "request", T0 + 1_000);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(await isReady(a)).toBe(true);
   });
 
   it("frees a slot a window after release, not after ready, however long the request took", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 1 });
+    const budget = budgetWith({ runStartsPerMinute: 1 });
     const a = budget.take("u", "run_start");
     const b = budget.take("u", "run_start");
-    await vi.advanceTimersByTimeAsync(3 * WINDOW);
+    await clock.advance(3 * WINDOW);
     expect(await isReady(b)).toBe(false);
     a.release();
     expect(b.expectedWaitMs()).toBe(WINDOW + 1);
-    await vi.advanceTimersByTimeAsync(WINDOW);
+    await clock.advance(WINDOW);
     expect(await isReady(b)).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(await isReady(b)).toBe(true);
   });
 
   it("keeps at most one timer per (user, kind), and none when nobody waits", async () => {
-    const budget = new ServiceBudget({ runStartsPerMinute: 2, requestsPerMinute: 2 });
+    const budget = budgetWith({ runStartsPerMinute: 2, requestsPerMinute: 2 });
     const tickets = [
       ...Array.from({ length: 30 }, () => budget.take("u", "run_start")),
       ...Array.from({ length: 30 }, () => budget.take("u", "request")),
     ];
-    expect(vi.getTimerCount()).toBe(0); // all slots in flight: only a release can help
+    expect(clock.pending).toBe(0); // all slots in flight: only a release can help
     for (const t of [...tickets.slice(0, 2), ...tickets.slice(30, 32)]) t.release();
     await settle();
-    expect(vi.getTimerCount()).toBe(2);
-    await vi.advanceTimersByTimeAsync(WINDOW / 2);
-    expect(vi.getTimerCount()).toBe(2);
-    await vi.advanceTimersByTimeAsync(WINDOW / 2 + 1);
+    expect(clock.pending).toBe(2);
+    await clock.advance(WINDOW / 2);
+    expect(clock.pending).toBe(2);
+    await clock.advance(WINDOW / 2 + 1);
     // Four are ready now, each lane waits on its in-flight ones again.
     expect(budget.snapshot().map((s) => s.inFlight)).toEqual([2, 2]);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 });
 
@@ -358,7 +360,7 @@ describe("ServiceBudget: load", () => {
   ])(
     "100 run starts never exceed 20 per sliding minute ($label, seed $seed)",
     async ({ marginMs, seed }) => {
-      const budget = new ServiceBudget({ marginMs });
+      const budget = budgetWith({ marginMs });
       const rnd = random(seed);
       const arrivals: number[] = [];
       let finished = 0;
@@ -375,29 +377,29 @@ describe("ServiceBudget: load", () => {
           party: `person-${i % 7}`,
           signal: controller.signal,
         });
-        if (i % 25 === 24) setTimeout(() => controller.abort(), 30_000);
+        if (i % 25 === 24) clock.timer(30_000, () => controller.abort());
         ticket.ready.then(
           () => {
-            setTimeout(() => {
+            clock.timer(delay(), () => {
               if (controller.signal.aborted) {
                 canceled++; // aborted while ready: never sent, and abort released the slot
                 return;
               }
-              arrivals.push(Date.now());
-              setTimeout(() => {
+              arrivals.push(clock.now());
+              clock.timer(delay(), () => {
                 ticket.release();
                 finished++;
-              }, delay());
-            }, delay());
+              });
+            });
           },
           () => canceled++,
         );
       };
       for (let i = 0; i < 60; i++) start(i);
       // The rest trickle in while the first ones are being served.
-      for (let i = 60; i < 100; i++) setTimeout(() => start(i), Math.floor(rnd() * 120_000));
+      for (let i = 60; i < 100; i++) clock.timer(Math.floor(rnd() * 120_000), () => start(i));
 
-      await vi.advanceTimersByTimeAsync(8 * WINDOW);
+      await clock.advance(8 * WINDOW);
       expect(finished + canceled).toBe(100);
       expect(canceled).toBeGreaterThan(0);
       expect(arrivals).toHaveLength(finished);

@@ -13,6 +13,7 @@ import {
   ServerError,
 } from "../../src/service/errors.js";
 import { ServiceHttp } from "../../src/service/http.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { RecordingBudget } from "./fake-budget.js";
 import { type LocalHandler, type LocalServer, sendJson, startLocalServer } from "./local-server.js";
 
@@ -28,7 +29,12 @@ afterEach(async () => {
 async function setUp(handler: LocalHandler) {
   server = await startLocalServer(handler);
   const budget = new RecordingBudget();
-  http = new ServiceHttp({ baseUrl: server.url, token: "t", budget, sleep: async () => {} });
+  http = new ServiceHttp({
+    baseUrl: server.url,
+    token: "t",
+    budget,
+    clock: new ManualClock(undefined, { sleepsAdvance: true }),
+  });
   return { server, http, budget };
 }
 

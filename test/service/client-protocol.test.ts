@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ServiceClient } from "../../src/service/client.js";
 import { BadRequestError, ProtocolError } from "../../src/service/errors.js";
 import type { RunStreamUpdate } from "../../src/service/run-stream.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { RecordingBudget } from "./fake-budget.js";
 import { type LocalHandler, type LocalServer, sendJson, startLocalServer } from "./local-server.js";
 
@@ -24,14 +25,15 @@ async function setUp(
   options: { messagePaging?: { maxPages?: number } } = {},
 ) {
   server = await startLocalServer(handler);
+  const clock = new ManualClock(undefined, { sleepsAdvance: true });
   client = new ServiceClient({
     baseUrl: server.url,
     token: "t",
     budget: new RecordingBudget(),
-    sleep: async () => {},
+    clock,
     ...options,
   });
-  return { server, client };
+  return { server, client, clock };
 }
 
 function answer(status: number, contentType: string, body: string): LocalHandler {
@@ -210,13 +212,20 @@ describe("streamRun over a scripted stream", () => {
     await connectionClosed;
   });
 
-  it("a silent stream ends with idle after idleTimeoutMs", async () => {
-    const { client } = await setUp((_req, res) => {
+  it("a silent stream ends with idle after idleTimeoutMs, on the client's clock", async () => {
+    const { client, clock } = await setUp((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.flushHeaders();
     });
     const seen: RunStreamUpdate[] = [];
-    for await (const update of client.streamRun("r1", { idleTimeoutMs: 50 })) seen.push(update);
+    const reading = (async () => {
+      for await (const update of client.streamRun("r1", { idleTimeoutMs: 50 })) seen.push(update);
+    })();
+    await clock.waitForTimers(1);
+    await clock.advance(49);
+    expect(seen).toEqual([]);
+    await clock.advance(1);
+    await reading;
     expect(seen.at(-1)).toEqual({ type: "end", reason: "idle" });
   });
 

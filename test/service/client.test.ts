@@ -6,6 +6,7 @@ import type { RunStreamUpdate } from "../../src/service/run-stream.js";
 import { runAnswer } from "../../src/service/schemas.js";
 import type { SimulatorOptions } from "../../src/simulator/options.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 /** Every method of the client against the simulator, over real HTTP on 127.0.0.1. */
 
@@ -235,7 +236,10 @@ describe("error mapping against the simulator", () => {
   });
 
   it("a POST answered 500 is sent once; a GET answered 500 is retried", async () => {
-    const { client, control } = await setUp({}, { sleep: async () => {} });
+    const { client, control } = await setUp(
+      {},
+      { clock: new ManualClock(Date.now(), { sleepsAdvance: true }) },
+    );
     const thread = await client.openThread({ assistantId: "a" });
     control.failRequests({ count: 1, status: 500, method: "POST" });
     await expect(client.postMessage(thread.id, { content: "x" })).rejects.toThrow(/HTTP 500/);
@@ -251,7 +255,10 @@ describe("error mapping against the simulator", () => {
   });
 
   it("a reset POST is not sent again", async () => {
-    const { client, control } = await setUp({}, { sleep: async () => {} });
+    const { client, control } = await setUp(
+      {},
+      { clock: new ManualClock(Date.now(), { sleepsAdvance: true }) },
+    );
     const thread = await client.openThread({ assistantId: "a" });
     control.failRequests({ count: 1, status: "reset", pathPattern: /messages$/ });
     await expect(client.postMessage(thread.id, { content: "x" })).rejects.toMatchObject({
@@ -264,20 +271,14 @@ describe("error mapping against the simulator", () => {
 
   it("a run start refused with 429 waits Retry-After and is sent again", async () => {
     // One clock for the client and its budget, which jumps over every wait.
-    const waits: number[] = [];
-    let skipped = 0;
-    const now = () => Date.now() + skipped;
-    const sleep = async (ms: number) => {
-      waits.push(ms);
-      skipped += ms;
-    };
-    const { client, control } = await setUp({}, { now, sleep, budget: new ServiceBudget({ now }) });
+    const clock = new ManualClock(Date.now(), { sleepsAdvance: true });
+    const { client, control } = await setUp({}, { clock, budget: new ServiceBudget({ clock }) });
     const thread = await client.openThread({ assistantId: "a" });
     const message = await client.postMessage(thread.id, { content: "x" });
     control.rateLimitNextRunStart(2);
     const run = await client.startRun(thread.id, { triggerMessageId: message.id });
     expect(run.status).toBe("queued");
-    expect(waits).toEqual([2000]);
+    expect(clock.sleeps).toEqual([2000]);
     const starts = control.requests.filter((r) => r.path.endsWith("/runs"));
     expect(starts.map((r) => r.status)).toEqual([429, 201]);
     expect(control.counts().runs).toBe(1);

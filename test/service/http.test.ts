@@ -10,6 +10,8 @@ import {
   TimeoutError,
 } from "../../src/service/errors.js";
 import { type HttpOptions, ServiceHttp, type ServiceRequest } from "../../src/service/http.js";
+import { type Clock, systemClock } from "../../src/time.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { RecordingBudget } from "./fake-budget.js";
 import {
   freePort,
@@ -44,22 +46,20 @@ async function serve(handler: LocalHandler): Promise<LocalServer> {
   return server;
 }
 
-function core(baseUrl: string, extra: Partial<HttpOptions> = {}) {
+/** A core whose waits between retries pass at once, on a clock that starts at `start`. */
+function core(baseUrl: string, extra: Partial<HttpOptions> = {}, start = 1_000_000) {
   const budget = new RecordingBudget();
-  const sleeps: number[] = [];
+  const clock = new ManualClock(start, { sleepsAdvance: true });
   const http = new ServiceHttp({
     baseUrl,
     token: TOKEN,
     budget,
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
+    clock,
     random: () => 0.5,
-    now: () => 1_000_000,
     ...extra,
   });
   cores.push(http);
-  return { http, budget, sleeps };
+  return { http, budget, sleeps: clock.sleeps, clock };
 }
 
 /** Answers the scripted statuses in turn, then the run. */
@@ -260,7 +260,7 @@ describe("retries", () => {
         sendJson(res, 429, {}, { "retry-after": new Date(now + 3000).toUTCString() });
       } else sendJson(res, 200, RUN);
     });
-    const { http, sleeps } = core(server.url, { now: () => now });
+    const { http, sleeps } = core(server.url, {}, now);
     await http.json({ ...GET_RUN, kind: "run_start" });
     expect(sleeps).toEqual([3000]);
   });
@@ -313,14 +313,16 @@ describe("retries", () => {
     const port = await freePort();
     const waits: number[] = [];
     let server: LocalServer | undefined;
-    const { http } = core(`http://127.0.0.1:${port}`, {
-      // Nothing listens on the first attempt; the service comes up during the backoff.
+    // Nothing listens on the first attempt; the service comes up during the backoff.
+    const clock: Clock = {
+      ...systemClock,
       sleep: async (ms) => {
         waits.push(ms);
         server ??= await startLocalServer((_req, res) => sendJson(res, 201, { id: "m1" }), port);
         servers.push(server);
       },
-    });
+    };
+    const { http } = core(`http://127.0.0.1:${port}`, { clock });
     await expect(http.json(POST_MESSAGE)).resolves.toEqual({ id: "m1" });
     expect(waits).toHaveLength(1);
     expect(server?.received).toHaveLength(1);
@@ -338,17 +340,14 @@ describe("retries", () => {
   it("aborting during the retry wait gives CanceledError", async () => {
     const server = await serve(statuses(500, 500));
     const abort = new AbortController();
-    const { http } = core(server.url, {
-      sleep: (_ms, signal) =>
-        new Promise((_resolve, reject) => {
-          signal?.addEventListener("abort", () => reject(signal.reason));
-          abort.abort();
-        }),
-    });
-    await expect(http.json(GET_RUN, { signal: abort.signal })).rejects.toBeInstanceOf(
-      CanceledError,
-    );
+    const clock = new ManualClock();
+    const { http } = core(server.url, { clock });
+    const asking = http.json(GET_RUN, { signal: abort.signal });
+    await clock.waitForTimers(1);
+    abort.abort();
+    await expect(asking).rejects.toBeInstanceOf(CanceledError);
     expect(server.received).toHaveLength(1);
+    expect(clock.pending).toBe(0);
   });
 });
 
@@ -367,7 +366,7 @@ describe.concurrent("timeouts", () => {
       baseUrl: server.url,
       token: TOKEN,
       budget: new RecordingBudget(),
-      sleep: async () => {},
+      clock: new ManualClock(undefined, { sleepsAdvance: true }),
       ...extra,
     });
     try {

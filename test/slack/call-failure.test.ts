@@ -6,6 +6,7 @@ import {
 } from "@slack/web-api";
 import { describe, expect, it } from "vitest";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
+import { SlackResponseError } from "../../src/slack/web-api.js";
 
 const platform = (error: string) => new WebAPIPlatformError({ ok: false, error });
 
@@ -40,6 +41,11 @@ describe("classifyCallFailure", () => {
       kind: "permanent",
       reason: "http_404",
     });
+  });
+
+  it("does not repeat a call Slack took but answered in a shape the bot cannot read", () => {
+    const error = new SlackResponseError("chat.postMessage", "ts: expected string");
+    expect(classifyCallFailure(error)).toEqual({ kind: "permanent", reason: "invalid_response" });
   });
 
   it("retries server trouble and the network", () => {

@@ -5,23 +5,14 @@ import {
   SlackThreadHistory,
 } from "../../src/slack/thread-history.js";
 import { UserDirectory } from "../../src/slack/user-directory.js";
+import { readRepliesPage } from "../../src/slack/web-api-responses.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const THREAD = "1700000000.000000";
 type RepliesArgs = Parameters<HistoryClient["replies"]>[0];
 
 /** A clock that only moves when the code under test sleeps. */
-function virtualTime() {
-  let now = 1_000_000;
-  const sleeps: number[] = [];
-  return {
-    now: () => now,
-    sleep: async (ms: number) => {
-      sleeps.push(ms);
-      now += ms;
-    },
-    sleeps,
-  };
-}
+const virtualTime = () => new ManualClock(1_000_000, { sleepsAdvance: true });
 
 function fakeClient(pages: unknown[][], faults: unknown[] = []) {
   const calls: RepliesArgs[] = [];
@@ -32,12 +23,13 @@ function fakeClient(pages: unknown[][], faults: unknown[] = []) {
       if (fault) throw fault;
       const index = args.cursor === undefined ? 0 : Number(args.cursor.slice("page".length));
       const next = index + 1 < pages.length ? `page${index + 1}` : "";
-      return {
+      // What Slack sends, read as the bot's Web API adapter reads it.
+      return readRepliesPage({
         ok: true,
         messages: pages[index] ?? [],
         has_more: next !== "",
         response_metadata: { next_cursor: next },
-      };
+      });
     },
     whoAmI: async () => ({ userId: "UBOT", botId: "BBOT" }),
   };
@@ -69,8 +61,8 @@ describe("SlackThreadHistory", () => {
         },
       ],
     ]);
-    const t = virtualTime();
-    const history = new SlackThreadHistory({ client, users: directory(), pageSize: 2, ...t });
+    const clock = virtualTime();
+    const history = new SlackThreadHistory({ client, users: directory(), pageSize: 2, clock });
     const { messages, askerName } = await history.read(request);
     expect(askerName).toBe("Alice");
     expect(calls.map((c) => [c.limit, c.cursor])).toEqual([
@@ -93,7 +85,7 @@ describe("SlackThreadHistory", () => {
 
   it("asks only for what came after the point already passed on", async () => {
     const { client, calls } = fakeClient([[{ ts: THREAD, user: "U2", text: "x" }]]);
-    const history = new SlackThreadHistory({ client, users: directory(), ...virtualTime() });
+    const history = new SlackThreadHistory({ client, users: directory(), clock: virtualTime() });
     await history.read({ ...request, after: "1700000005.000000" });
     expect(calls[0]).toMatchObject({ oldest: "1700000005.000000", inclusive: false });
   });
@@ -102,7 +94,7 @@ describe("SlackThreadHistory", () => {
     const limited = { code: "slack_webapi_rate_limited_error", retryAfter: 7 };
     const { client, calls } = fakeClient([[{ ts: THREAD, user: "U2", text: "x" }]], [limited]);
     const t = virtualTime();
-    const history = new SlackThreadHistory({ client, users: directory(), ...t });
+    const history = new SlackThreadHistory({ client, users: directory(), clock: t });
     const { messages } = await history.read(request);
     expect(messages).toHaveLength(1);
     expect(calls).toHaveLength(2);
@@ -121,7 +113,7 @@ describe("SlackThreadHistory", () => {
       perMinute: 30,
       burst: 2,
       deadlineMs: 600_000,
-      ...t,
+      clock: t,
     });
     const { messages } = await history.read(request);
     expect(messages).toHaveLength(8);
@@ -134,7 +126,7 @@ describe("SlackThreadHistory", () => {
     const refused = { code: "slack_webapi_platform_error", data: { error: "missing_scope" } };
     const a = fakeClient([[]], [refused]);
     await expect(
-      new SlackThreadHistory({ client: a.client, users: directory(), ...virtualTime() }).read(
+      new SlackThreadHistory({ client: a.client, users: directory(), clock: virtualTime() }).read(
         request,
       ),
     ).rejects.toThrow(/missing_scope/);
@@ -144,7 +136,7 @@ describe("SlackThreadHistory", () => {
       client: long.client,
       users: directory(),
       maxPages: 3,
-      ...virtualTime(),
+      clock: virtualTime(),
     });
     await expect(tooLong.read(request)).rejects.toBeInstanceOf(HistoryReadError);
     expect(long.calls).toHaveLength(3);
@@ -155,7 +147,7 @@ describe("SlackThreadHistory", () => {
       client: slow.client,
       users: directory(),
       deadlineMs: 10_000,
-      ...virtualTime(),
+      clock: virtualTime(),
     });
     await expect(timed.read(request)).rejects.toThrow(/took too long/);
   });
@@ -169,7 +161,7 @@ describe("SlackThreadHistory", () => {
         return { displayName: "Alice" };
       },
     });
-    const history = new SlackThreadHistory({ client, users, ...virtualTime() });
+    const history = new SlackThreadHistory({ client, users, clock: virtualTime() });
     const { messages } = await history.read({ ...request, channel: "D0DM" });
     expect(messages).toEqual([]);
     expect(calls).toEqual([]);

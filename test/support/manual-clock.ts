@@ -11,19 +11,32 @@ interface Scheduled {
   fn: () => void;
 }
 
+export interface ManualClockOptions {
+  /**
+   * A sleep moves time forward itself, by what it asked for (firing the timers that fall
+   * due on the way), so a single flow of work that only waits by sleeping runs through
+   * without the test advancing anything. Default false: only `advance` moves time.
+   */
+  sleepsAdvance?: boolean;
+}
+
 /**
  * A clock that moves only when the test says so. Timers and sleeps wait on it; `advance`
  * moves time forward, firing what falls due in order and letting promises settle in
  * between, so code under test sees time pass exactly as it would, without a real wait.
  */
 export class ManualClock implements Clock {
+  /** Every sleep asked for, ms, in order (also those aborted). */
+  readonly sleeps: number[] = [];
   private current: number;
   private seq = 0;
   private scheduled: Scheduled[] = [];
   private watchers: (() => void)[] = [];
+  private readonly sleepsAdvance: boolean;
 
-  constructor(start = Date.UTC(2026, 0, 1)) {
+  constructor(start = Date.UTC(2026, 0, 1), options: ManualClockOptions = {}) {
     this.current = start;
+    this.sleepsAdvance = options.sleepsAdvance ?? false;
   }
 
   now(): number {
@@ -40,7 +53,8 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+    this.sleeps.push(ms);
+    const slept = new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const onAbort = () => {
         cancel();
@@ -52,6 +66,8 @@ export class ManualClock implements Clock {
       });
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+    if (this.sleepsAdvance && !signal?.aborted) void this.advance(ms);
+    return slept;
   }
 
   /** Timers set and not yet fired or cancelled. */
@@ -79,7 +95,8 @@ export class ManualClock implements Clock {
       this.current = Math.max(this.current, next.at);
       next.fn();
     }
-    this.current = until;
+    // Another advance running alongside may already have gone further.
+    this.current = Math.max(this.current, until);
     await settle();
   }
 }

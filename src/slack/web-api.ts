@@ -1,0 +1,143 @@
+import type { types as Slack } from "@slack/bolt";
+import type { WebClient } from "@slack/web-api";
+import {
+  AuthTest,
+  Permalink,
+  PostedMessage,
+  parseResponse,
+  readRepliesPage,
+  type ThreadPage,
+  UserInfo,
+} from "./web-api-responses.js";
+
+export { type SlackMessage, SlackResponseError, type ThreadPage } from "./web-api-responses.js";
+
+/** Blocks as Slack's Web API takes them. */
+export type MessageBlocks = (Slack.KnownBlock | Slack.Block)[];
+
+export interface PostMessageArgs {
+  channel: string;
+  /** The thread's parent ts: the message is a reply in that thread. */
+  thread_ts?: string;
+  /** The notification and accessibility text; also what shows when blocks cannot. */
+  text: string;
+  blocks?: MessageBlocks;
+  /** Default false: a link in an answer does not grow a preview under it. */
+  unfurl_links?: boolean;
+  /** Default false: nor does an image or video link. */
+  unfurl_media?: boolean;
+}
+
+export interface UpdateMessageArgs {
+  channel: string;
+  ts: string;
+  text: string;
+  blocks?: MessageBlocks;
+}
+
+export interface EphemeralArgs {
+  channel: string;
+  /** The one person who sees it. */
+  user: string;
+  text: string;
+  thread_ts?: string;
+}
+
+export interface RepliesArgs {
+  channel: string;
+  /** The thread's parent ts. */
+  ts: string;
+  /** Messages per page; Slack advises at most 200. */
+  limit: number;
+  cursor?: string;
+  /** Only messages after this ts (with `inclusive: false`). */
+  oldest?: string;
+  inclusive?: boolean;
+}
+
+/** Who the bot's token belongs to. */
+export interface Identity {
+  userId: string;
+  /** Undefined for a token that is not a bot's. */
+  botId: string | undefined;
+  teamId: string;
+}
+
+/**
+ * The Slack Web API calls the bot makes, one typed function per method. Failures are the
+ * WebClient's own errors (`classifyCallFailure` reads them); an answer the bot cannot read
+ * is a SlackResponseError. Nothing else in the bot calls the WebClient.
+ */
+export interface SlackWebApi {
+  /** `chat.postMessage`; resolves with the new message's ts. */
+  postMessage(args: PostMessageArgs): Promise<{ ts: string }>;
+  /** `chat.update`: replaces the text and, when given, the blocks. */
+  updateMessage(args: UpdateMessageArgs): Promise<void>;
+  /** `chat.delete`. */
+  deleteMessage(args: { channel: string; ts: string }): Promise<void>;
+  /** `chat.postEphemeral`: a note only `user` sees. */
+  postEphemeral(args: EphemeralArgs): Promise<void>;
+  /** `chat.getPermalink`: the link to a message. */
+  getPermalink(args: { channel: string; message_ts: string }): Promise<string>;
+  /**
+   * `users.info`: the name to show for a person (display name, else real name, else
+   * handle); undefined when every one of them is empty.
+   */
+  userInfo(user: string): Promise<{ displayName: string } | undefined>;
+  /** `conversations.replies`: one page of a thread, oldest first. */
+  replies(args: RepliesArgs): Promise<ThreadPage>;
+  /** `auth.test`. */
+  authTest(): Promise<Identity>;
+  /** `views.open`: a modal, in answer to an interaction's trigger. */
+  openView(args: { trigger_id: string; view: Slack.ModalView }): Promise<void>;
+}
+
+/** The bot's Web API calls over a WebClient (the Bolt app's, which carries the bot token). */
+export function slackWebApi(client: WebClient): SlackWebApi {
+  return {
+    async postMessage({ unfurl_links = false, unfurl_media = false, ...message }) {
+      const answer = await client.chat.postMessage({ ...message, unfurl_links, unfurl_media });
+      return { ts: parseResponse("chat.postMessage", PostedMessage, answer).ts };
+    },
+
+    async updateMessage(args) {
+      await client.chat.update(args);
+    },
+
+    async deleteMessage(args) {
+      await client.chat.delete(args);
+    },
+
+    async postEphemeral(args) {
+      await client.chat.postEphemeral(args);
+    },
+
+    async getPermalink(args) {
+      const answer = await client.chat.getPermalink(args);
+      return parseResponse("chat.getPermalink", Permalink, answer).permalink;
+    },
+
+    async userInfo(user) {
+      const answer = parseResponse("users.info", UserInfo, await client.users.info({ user }));
+      const { name, real_name, profile } = answer.user;
+      // The first name that is set: an empty display name means "use the real name".
+      const shown = [profile?.display_name, profile?.real_name, real_name, name].find(
+        (candidate) => typeof candidate === "string" && candidate.trim() !== "",
+      );
+      return shown ? { displayName: shown } : undefined;
+    },
+
+    async replies(args) {
+      return readRepliesPage(await client.conversations.replies(args));
+    },
+
+    async authTest() {
+      const answer = parseResponse("auth.test", AuthTest, await client.auth.test());
+      return { userId: answer.user_id, botId: answer.bot_id, teamId: answer.team_id };
+    },
+
+    async openView(args) {
+      await client.views.open(args);
+    },
+  };
+}
