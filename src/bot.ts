@@ -12,7 +12,6 @@ import { serviceProbe } from "./observability/service-probe.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { ServiceBudget } from "./service/budget.js";
 import { ServiceClient } from "./service/client.js";
-import { settleWithin } from "./time.js";
 import { type BoltApp, createSlackApp, listeningPort, verifySlackToken } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
@@ -28,6 +27,7 @@ import { ConversationStore } from "./store/conversations.js";
 import { type Db, openDatabase } from "./store/db.js";
 import { SettingsStore } from "./store/settings.js";
 import { TurnStore } from "./store/turns.js";
+import { settleWithin } from "./time.js";
 
 export interface Bot {
   app: BoltApp;

@@ -2,8 +2,8 @@ import type { Bridge } from "../bridge/bridge.js";
 import { parseCommand, usageLines } from "../controls/command-table.js";
 import type { Logger } from "../logger.js";
 import type { RunSettings } from "../service/schemas.js";
-import { settleWithin } from "../time.js";
 import type { SettingsStore } from "../store/settings.js";
+import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
 
