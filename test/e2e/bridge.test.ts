@@ -2,13 +2,18 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  appMention,
+  eventEnvelope,
+  messageEvent,
+  nextTs,
+} from "../../src/devtools/slack-requests.js";
+import {
   CHANNEL,
   type Harness,
   hasStopButton,
   startHarness,
   USER,
 } from "../support/bridge-harness.js";
-import { appMention, eventEnvelope, messageEvent, nextTs } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 const extra: Server[] = [];

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  appMention,
+  eventEnvelope,
+  nextTs,
+  slashCommand,
+} from "../../src/devtools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
-import { appMention, eventEnvelope, nextTs, slashCommand } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../../src/bot.js";
 import { loadConfig } from "../../src/config.js";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { createLogger } from "../../src/logger.js";
 import { BOT_TOKEN } from "../support/bridge-harness.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
 
 let slack: FakeSlack | undefined;
 let bot: Bot | undefined;

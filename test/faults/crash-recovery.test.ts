@@ -2,10 +2,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 
 const CHANNEL = "C0CRASH";

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import {
@@ -12,7 +13,6 @@ import {
   spawnChildBot,
   startChildBot,
 } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
 
 const CHANNEL = "C0DB";
 const USER = "U0ALICE";

@@ -4,6 +4,7 @@ import type { Inbound } from "../../src/bridge/inbound.js";
 import type { ReplySink } from "../../src/bridge/ports.js";
 import { Relay } from "../../src/bridge/relay.js";
 import { TurnRunner } from "../../src/bridge/turn-runner.js";
+import { appMention } from "../../src/devtools/slack-requests.js";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
@@ -13,7 +14,6 @@ import { openDatabase } from "../../src/store/db.js";
 import { SettingsStore } from "../../src/store/settings.js";
 import { TurnStore } from "../../src/store/turns.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
-import { appMention } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 let sim: RunningSimulator | undefined;

@@ -3,6 +3,15 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import {
+  appMention,
+  blockAction,
+  eventEnvelope,
+  messageEvent,
+  signRequest,
+  slashCommand,
+} from "../../src/devtools/slack-requests.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import {
   CHANNEL,
@@ -22,15 +31,6 @@ import {
   mentionChild,
   startChildBot,
 } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
-import {
-  appMention,
-  blockAction,
-  eventEnvelope,
-  messageEvent,
-  signRequest,
-  slashCommand,
-} from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 let child: ChildBot | undefined;

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
 
 const CHANNEL = "C0TERM";
 const USER = "U0ALICE";

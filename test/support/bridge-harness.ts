@@ -10,13 +10,11 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
 import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/logger.js";
 import {
-  type RunningSimulator,
-  type SimulatorOptions,
-  startSimulator,
-} from "../../src/simulator/server.js";
-import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from "./fake-slack.js";
+  type FakeSlack,
+  type FakeSlackOptions,
+  startFakeSlack,
+} from "../../src/devtools/fake-slack/server.js";
 import {
   appMention,
   type BotResponse,
@@ -27,7 +25,13 @@ import {
   type PostOptions,
   postToBot,
   slashCommand,
-} from "./slack-requests.js";
+} from "../../src/devtools/slack-requests.js";
+import { createLogger } from "../../src/logger.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/simulator/server.js";
 
 export const SIGNING_SECRET = "test-signing-secret";
 export const BOT_TOKEN = "xoxb-test-bot-token-123";

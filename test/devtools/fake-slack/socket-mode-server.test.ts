@@ -2,9 +2,12 @@ import { App, LogLevel } from "@slack/bolt";
 import { SocketModeClient } from "@slack/socket-mode";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { type FakeSlack, startFakeSlack } from "./fake-slack.js";
-import { appMention, eventEnvelope, slashCommand } from "./slack-requests.js";
-import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
+import { type FakeSlack, startFakeSlack } from "../../../src/devtools/fake-slack/server.js";
+import {
+  type SocketModeServer,
+  startSocketModeServer,
+} from "../../../src/devtools/fake-slack/socket-mode-server.js";
+import { appMention, eventEnvelope, slashCommand } from "../../../src/devtools/slack-requests.js";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
