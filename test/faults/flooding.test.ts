@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
 import type { ReplySink } from "../../src/bridge/ports.js";
@@ -85,6 +85,9 @@ describe("the service budget shared between people", () => {
       budget: new ServiceBudget(limits),
     });
     const db = openDatabase(":memory:");
+    onTestFinished(() => {
+      db.close();
+    });
     const conversations = new ConversationStore(db);
     const turns = new TurnStore(db);
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -143,6 +146,5 @@ describe("the service budget shared between people", () => {
     expect(otherAt).toBeLessThanOrEqual(3);
     expect(order.slice(otherAt + 1).filter((who) => who === FLOODER).length).toBeGreaterThan(5);
     expect(turns.unfinished()).toEqual([]);
-    db.close();
   });
 });

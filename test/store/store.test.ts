@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConversationStore } from "../../src/store/conversations.js";
 import { openDatabase } from "../../src/store/db.js";
 import { SettingsStore } from "../../src/store/settings.js";
 import { TurnStore } from "../../src/store/turns.js";
+import { tempFolder } from "../support/temp-folder.js";
 
-const tempDb = () => join(mkdtempSync(join(tmpdir(), "bridge-store-")), "nested", "bridge.db");
+const tempDb = () => join(tempFolder("bridge-store-"), "nested", "bridge.db");
 
 describe("store", () => {
   it("creates the file in WAL mode and keeps data across reopen", () => {
@@ -74,7 +74,7 @@ describe("store", () => {
 
   it("fails with a clear error when the file cannot be opened", () => {
     // A regular file where a folder should be: nothing can be created beneath it.
-    const dir = mkdtempSync(join(tmpdir(), "bridge-store-"));
+    const dir = tempFolder("bridge-store-");
     const blocker = join(dir, "not-a-folder");
     writeFileSync(blocker, "x");
     expect(() => openDatabase(join(blocker, "bridge.db"))).toThrow(

@@ -4,9 +4,9 @@
  * Socket Mode), the real SQLite file, the real service client. Tests drive it as Slack
  * would and look at what Slack and the service saw.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
 import { loadConfig } from "../../src/config.js";
@@ -114,8 +114,23 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     answer: { tokensPerSecond: 400 },
     ...options.simulator,
   });
-  const slack = await startFakeSlack({ socketMode: options.socketMode ?? false, ...options.slack });
+  const slack = await startFakeSlack({
+    socketMode: options.socketMode ?? false,
+    ...options.slack,
+  }).catch(async (error: unknown) => {
+    await sim.close();
+    throw error;
+  });
   const databasePath = join(mkdtempSync(join(tmpdir(), "bridge-e2e-")), "bridge.db");
+  /** The fakes and the database folder; runs once, whether the bot started or not. */
+  const closeFakes = async () => {
+    try {
+      await slack.close();
+      await sim.close();
+    } finally {
+      rmSync(dirname(databasePath), { recursive: true, force: true });
+    }
+  };
   const logs: string[] = [];
   let extraEnv = options.env ?? {};
 
@@ -136,11 +151,23 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const config = loadConfig(env);
     const logger = createLogger({ level: config.logLevel, destination: captureLogs(logs) });
     const bot = createBot(config, logger);
-    const { port } = await bot.start();
-    return { bot, botUrl: `http://127.0.0.1:${port}` };
+    try {
+      const { port } = await bot.start();
+      return { bot, botUrl: `http://127.0.0.1:${port}` };
+    } catch (error) {
+      // A start that failed still opened the database and maybe a listener.
+      await bot.stop(0).catch(() => {});
+      throw error;
+    }
   };
 
-  let { bot, botUrl } = await launch();
+  let { bot, botUrl } = await launch().catch(async (error: unknown) => {
+    await closeFakes();
+    throw error;
+  });
+  /** False between a restart's stop and its start, so close does not stop a bot twice. */
+  let running = true;
+  let closing: Promise<void> | undefined;
 
   const harness: Harness = {
     slack,
@@ -240,14 +267,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         .map((r) => ({ body: r.body, path: r.path }));
     },
     async restart(env) {
+      running = false;
       await bot.stop(2_000);
       if (env) extraEnv = { ...extraEnv, ...env };
       ({ bot, botUrl } = await launch());
+      running = true;
     },
-    async close() {
-      await bot.stop(1_000);
-      await slack.close();
-      await sim.close();
+    close() {
+      closing ??= (async () => {
+        try {
+          if (running) await bot.stop(1_000);
+        } finally {
+          await closeFakes();
+        }
+      })();
+      return closing;
     },
   };
   return harness;

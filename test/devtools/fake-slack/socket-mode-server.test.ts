@@ -117,6 +117,7 @@ describe("socket mode server", () => {
 
   it("rejects a send when no client is connected, and pending sends on close", async () => {
     const server = await startSocketModeServer();
+    cleanups.push(() => server.close());
     await expect(server.send("events_api", {})).rejects.toThrow(/no Socket Mode client/);
     await rawClient(server);
     const pending = expect(server.send("events_api", {})).rejects.toThrow(/closed before envelope/);
