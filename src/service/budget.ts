@@ -1,4 +1,13 @@
-import { BudgetLane, type LaneTicket } from "./budget-lane.js";
+import {
+  type BudgetKind,
+  BudgetLane,
+  type BudgetLaneSnapshot,
+  type LaneTicket,
+  type QueuePosition,
+} from "./budget-lane.js";
+
+// Part of the budget's interface, defined beside the lane that keeps them (no import cycle).
+export type { BudgetKind, BudgetLaneSnapshot, QueuePosition };
 
 /**
  * The service's rate limits (interface §8) as a client-side scheduler: callers take a
@@ -6,8 +15,6 @@ import { BudgetLane, type LaneTicket } from "./budget-lane.js";
  * is in. Every caller of the client shares one ServiceBudget, so under any load the
  * client never makes the service answer 429.
  */
-
-export type BudgetKind = "run_start" | "request";
 
 export interface BudgetOptions {
   /** Run starts per window per user; default 20 (interface §8). */
@@ -24,13 +31,6 @@ export interface BudgetOptions {
   marginMs?: number;
   /** Clock, ms; default Date.now. Timers are the global setTimeout (fake timers work). */
   now?: () => number;
-}
-
-export interface QueuePosition {
-  /** How many tickets will be served before this one; 0 when ready or next. */
-  position: number;
-  /** Estimate until ready, ms (0 when ready). A lower bound: it assumes instant requests. */
-  expectedWaitMs: number;
 }
 
 export interface BudgetTicket {
@@ -63,17 +63,6 @@ export interface TakeOptions {
   party?: string;
   /** Aborting it cancels the ticket (or releases it once ready). */
   signal?: AbortSignal;
-}
-
-export interface BudgetLaneSnapshot {
-  user: string;
-  kind: BudgetKind;
-  /** Tickets waiting. */
-  queued: number;
-  /** Tickets ready and not yet released. */
-  inFlight: number;
-  /** Slots occupied now: in flight plus released within the window. */
-  usedInWindow: number;
 }
 
 type Listener = (p: QueuePosition) => void;
