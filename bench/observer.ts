@@ -1,5 +1,5 @@
+import type { FakeSlack, RecordedCall } from "../src/devtools/fake-slack/server.js";
 import type { RunningSimulator, SimulatorRun } from "../src/simulator/server.js";
-import type { FakeSlack, RecordedCall } from "../test/support/fake-slack.js";
 import type { Writing } from "./stats.js";
 
 /**

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startFakeSlack } from "../src/devtools/fake-slack/server.js";
+import { appMention, nextTs, postToBot } from "../src/devtools/slack-requests.js";
 import { startSimulator } from "../src/simulator/server.js";
-import { startFakeSlack } from "../test/support/fake-slack.js";
-import { appMention, nextTs, postToBot } from "../test/support/slack-requests.js";
 import { BotProcess, readSample } from "./bot-process.js";
 import { Observer } from "./observer.js";
 import { isExact, lagAt } from "./stats.js";

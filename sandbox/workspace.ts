@@ -10,15 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Bot, createBot } from "../src/bot.js";
 import { type LogLevel, loadConfig } from "../src/config.js";
-import { createLogger } from "../src/logger.js";
-import type { ScriptedAnswer } from "../src/simulator/answers.js";
-import {
-  type RunningSimulator,
-  type SimulatorOptions,
-  startSimulator,
-} from "../src/simulator/server.js";
-import type { Turn } from "../src/store/turn.js";
-import { type FakeSlack, startFakeSlack } from "../test/support/fake-slack.js";
+import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import {
   appMention,
   blockAction,
@@ -28,7 +20,15 @@ import {
   postToBot,
   type RequestKind,
   slashCommand,
-} from "../test/support/slack-requests.js";
+} from "../src/devtools/slack-requests.js";
+import { createLogger } from "../src/logger.js";
+import type { ScriptedAnswer } from "../src/simulator/answers.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../src/simulator/server.js";
+import type { Turn } from "../src/store/turn.js";
 
 export const SANDBOX_CHANNEL = "C0SANDBOX";
 export const SANDBOX_USER = "U0YOU";

@@ -1,5 +1,4 @@
 import type { Clock } from "../time.js";
-import type { BudgetKind, BudgetLaneSnapshot, QueuePosition } from "./budget.js";
 
 /**
  * One (user, kind) of the service budget: a sliding-window log of occupied slots and
@@ -10,6 +9,27 @@ import type { BudgetKind, BudgetLaneSnapshot, QueuePosition } from "./budget.js"
  * and our release, so a slot freed a whole window after release can never overlap the
  * service's window: the client cannot cause a 429, however the requests are timed.
  */
+
+/** Which of the service's limits a lane keeps. */
+export type BudgetKind = "run_start" | "request";
+
+export interface QueuePosition {
+  /** How many tickets will be served before this one; 0 when ready or next. */
+  position: number;
+  /** Estimate until ready, ms (0 when ready). A lower bound: it assumes instant requests. */
+  expectedWaitMs: number;
+}
+
+export interface BudgetLaneSnapshot {
+  user: string;
+  kind: BudgetKind;
+  /** Tickets waiting. */
+  queued: number;
+  /** Tickets ready and not yet released. */
+  inFlight: number;
+  /** Slots occupied now: in flight plus released within the window. */
+  usedInWindow: number;
+}
 
 /** What the lane needs of a ticket (the budget's Ticket class implements it). */
 export interface LaneTicket {

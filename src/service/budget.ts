@@ -1,5 +1,14 @@
 import { type Clock, systemClock } from "../time.js";
-import { BudgetLane, type LaneTicket } from "./budget-lane.js";
+import {
+  type BudgetKind,
+  BudgetLane,
+  type BudgetLaneSnapshot,
+  type LaneTicket,
+  type QueuePosition,
+} from "./budget-lane.js";
+
+// Part of the budget's interface, defined beside the lane that keeps them (no import cycle).
+export type { BudgetKind, BudgetLaneSnapshot, QueuePosition };
 
 /**
  * The service's rate limits (interface §8) as a client-side scheduler: callers take a
@@ -7,8 +16,6 @@ import { BudgetLane, type LaneTicket } from "./budget-lane.js";
  * is in. Every caller of the client shares one ServiceBudget, so under any load the
  * client never makes the service answer 429.
  */
-
-export type BudgetKind = "run_start" | "request";
 
 export interface BudgetOptions {
   /** Run starts per window per user; default 20 (interface §8). */
@@ -25,13 +32,6 @@ export interface BudgetOptions {
   marginMs?: number;
   /** Time and the timers that wake waiting tickets; default the system clock. */
   clock?: Clock;
-}
-
-export interface QueuePosition {
-  /** How many tickets will be served before this one; 0 when ready or next. */
-  position: number;
-  /** Estimate until ready, ms (0 when ready). A lower bound: it assumes instant requests. */
-  expectedWaitMs: number;
 }
 
 export interface BudgetTicket {
@@ -64,17 +64,6 @@ export interface TakeOptions {
   party?: string;
   /** Aborting it cancels the ticket (or releases it once ready). */
   signal?: AbortSignal;
-}
-
-export interface BudgetLaneSnapshot {
-  user: string;
-  kind: BudgetKind;
-  /** Tickets waiting. */
-  queued: number;
-  /** Tickets ready and not yet released. */
-  inFlight: number;
-  /** Slots occupied now: in flight plus released within the window. */
-  usedInWindow: number;
 }
 
 type Listener = (p: QueuePosition) => void;

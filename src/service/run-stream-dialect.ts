@@ -1,4 +1,3 @@
-import type { RunStreamUpdate } from "./run-stream.js";
 import { type Run, RunSchema, type RunStatus, RunStatusSchema, runAnswer } from "./schemas.js";
 
 /**
@@ -20,6 +19,16 @@ import { type Run, RunSchema, type RunStatus, RunStatusSchema, runAnswer } from 
  * here. Events with any other name are ignored unless they carry a whole run object: their
  * text is not the answer's (reasoning, tool output, errors).
  */
+
+/** What the run stream yields, in order. */
+export type RunStreamUpdate =
+  /** All the text written so far (cumulative, deduplicated). */
+  | { type: "text"; text: string }
+  | { type: "status"; status: RunStatus }
+  /** A whole run object arrived (its status and text are also emitted). */
+  | { type: "run"; run: Run }
+  /** Always the last item. */
+  | { type: "end"; reason: "done" | "eof" | "idle" };
 
 /** How an event name says its `text`/`content` field relates to the text so far. */
 type TextMode = "increment" | "snapshot" | "ambiguous";

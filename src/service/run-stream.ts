@@ -1,8 +1,7 @@
 import { createParser } from "eventsource-parser";
 import { type Clock, systemClock } from "../time.js";
 import { ProtocolError, type RequestInfo } from "./errors.js";
-import { RunStreamDialect } from "./run-stream-dialect.js";
-import type { Run, RunStatus } from "./schemas.js";
+import { RunStreamDialect, type RunStreamUpdate } from "./run-stream-dialect.js";
 
 /**
  * Reads the body of `GET /v1/run/{id}/stream` (server-sent events) into run updates.
@@ -12,14 +11,8 @@ import type { Run, RunStatus } from "./schemas.js";
  * bound is an error.
  */
 
-export type RunStreamUpdate =
-  /** All the text written so far (cumulative, deduplicated). */
-  | { type: "text"; text: string }
-  | { type: "status"; status: RunStatus }
-  /** A whole run object arrived (its status and text are also emitted). */
-  | { type: "run"; run: Run }
-  /** Always the last item. */
-  | { type: "end"; reason: "done" | "eof" | "idle" };
+// What the reader yields, defined beside the dialect that makes them (no import cycle).
+export type { RunStreamUpdate };
 
 export interface RunStreamOptions {
   /**

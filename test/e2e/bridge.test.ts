@@ -1,6 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
+import {
+  appMention,
+  eventEnvelope,
+  messageEvent,
+  nextTs,
+} from "../../src/devtools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,
@@ -8,8 +15,6 @@ import {
   startHarness,
   USER,
 } from "../support/bridge-harness.js";
-import { DEFAULT_TEAM } from "../support/slack-events.js";
-import { appMention, eventEnvelope, messageEvent, nextTs } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 const extra: Server[] = [];

@@ -4,6 +4,7 @@
  * in the service budget or behind an earlier turn of their thread, which never start a run.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_TEAM } from "../../src/devtools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,
@@ -13,7 +14,6 @@ import {
   stopTurnId,
   USER,
 } from "../support/bridge-harness.js";
-import { DEFAULT_TEAM } from "../support/slack-requests.js";
 
 const BOB = "U0BOB";
 const OTHER_CHANNEL = "C0OTHER";

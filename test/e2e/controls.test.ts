@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/controls/command-table.js";
+import type { BotResponse } from "../../src/devtools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
-import type { BotResponse } from "../support/slack-requests.js";
 
 const BOB = "U0BOB";
 const OTHER_CHANNEL = "C0OTHER";

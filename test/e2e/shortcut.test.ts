@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { messageShortcut, nextTs, viewSubmission } from "../../src/devtools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
-import { messageShortcut, nextTs, viewSubmission } from "../support/slack-requests.js";
 
 let h: Harness;
 beforeEach(async () => {

@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
+import {
+  appMention,
+  eventEnvelope,
+  nextTs,
+  slashCommand,
+} from "../../src/devtools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
-import { DEFAULT_TEAM } from "../support/slack-events.js";
-import { appMention, eventEnvelope, nextTs, slashCommand } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 afterEach(async () => {

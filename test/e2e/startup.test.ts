@@ -1,12 +1,11 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../../src/bot.js";
 import { loadConfig } from "../../src/config.js";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { createLogger } from "../../src/logger.js";
 import { BOT_TOKEN } from "../support/bridge-harness.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 let slack: FakeSlack | undefined;
 let bot: Bot | undefined;
@@ -27,7 +26,7 @@ function botFor(apiUrl: string): { bot: Bot; logs: string[] } {
     ASSISTANT_API_URL: "http://127.0.0.1:9",
     ASSISTANT_API_TOKEN: "t",
     ASSISTANT_ID: "a",
-    DATABASE_PATH: join(mkdtempSync(join(tmpdir(), "bridge-start-")), "bridge.db"),
+    DATABASE_PATH: join(tempFolder("bridge-start-"), "bridge.db"),
   });
   const destination = {
     write(line: string) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { nextTs } from "../../src/devtools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
-import { nextTs } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,12 +1,11 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 const CHANNEL = "C0CRASH";
 const USER = "U0ALICE";
@@ -24,7 +23,7 @@ const proxies: FaultProxy[] = [];
 beforeEach(async () => {
   sim = await startSimulator({ queueDelayMs: 10, answer: { tokensPerSecond: 60 } });
   slack = await startFakeSlack();
-  databasePath = join(mkdtempSync(join(tmpdir(), "faults-crash-")), "bridge.db");
+  databasePath = join(tempFolder("faults-crash-"), "bridge.db");
 });
 
 afterEach(async () => {

@@ -1,8 +1,7 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import {
@@ -12,7 +11,7 @@ import {
   spawnChildBot,
   startChildBot,
 } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 const CHANNEL = "C0DB";
 const USER = "U0ALICE";
@@ -37,7 +36,7 @@ const env = (databasePath: string) =>
 
 describe("the database in trouble", () => {
   it("refuses to start on a file another process holds, with one clear error, and harms nothing", async () => {
-    const databasePath = join(mkdtempSync(join(tmpdir(), "faults-db-")), "bridge.db");
+    const databasePath = join(tempFolder("faults-db-"), "bridge.db");
     const running = await startChildBot(env(databasePath));
     children.push(running);
 

@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
 import { Relay } from "../../src/bridge/relay.js";
 import { TurnContent } from "../../src/bridge/turn-content.js";
 import { TurnRunner } from "../../src/bridge/turn-runner.js";
+import { appMention } from "../../src/devtools/slack-requests.js";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
@@ -12,7 +13,6 @@ import { memoryStores } from "../../src/store/memory/stores.js";
 import { systemClock } from "../../src/time.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 import { FakeReplies } from "../support/fake-replies.js";
-import { appMention } from "../support/slack-requests.js";
 
 let h: Harness | undefined;
 let sim: RunningSimulator | undefined;

@@ -1,8 +1,15 @@
-import { mkdtempSync } from "node:fs";
 import { request } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import {
+  appMention,
+  blockAction,
+  eventEnvelope,
+  messageEvent,
+  signRequest,
+  slashCommand,
+} from "../../src/devtools/slack-requests.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import {
   CHANNEL,
@@ -22,15 +29,7 @@ import {
   mentionChild,
   startChildBot,
 } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
-import {
-  appMention,
-  blockAction,
-  eventEnvelope,
-  messageEvent,
-  signRequest,
-  slashCommand,
-} from "../support/slack-requests.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 let h: Harness | undefined;
 let child: ChildBot | undefined;
@@ -122,7 +121,7 @@ describe("malformed Slack payloads", () => {
   it("are logged without tokens and dropped, and the process keeps answering", async () => {
     sim = await startSimulator({ queueDelayMs: 10, answer: { tokensPerSecond: 400 } });
     slack = await startFakeSlack();
-    const databasePath = join(mkdtempSync(join(tmpdir(), "faults-hostile-")), "bridge.db");
+    const databasePath = join(tempFolder("faults-hostile-"), "bridge.db");
     child = await startChildBot(
       childEnv({ slackApiUrl: slack.apiUrl, serviceUrl: sim.url, databasePath }),
     );

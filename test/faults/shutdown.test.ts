@@ -1,12 +1,11 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
-import { type FakeSlack, startFakeSlack } from "../support/fake-slack.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 const CHANNEL = "C0TERM";
 const USER = "U0ALICE";
@@ -19,7 +18,7 @@ const children: ChildBot[] = [];
 beforeEach(async () => {
   sim = await startSimulator({ queueDelayMs: 10, answer: { tokensPerSecond: 40 } });
   slack = await startFakeSlack();
-  databasePath = join(mkdtempSync(join(tmpdir(), "faults-term-")), "bridge.db");
+  databasePath = join(tempFolder("faults-term-"), "bridge.db");
 });
 
 afterEach(async () => {

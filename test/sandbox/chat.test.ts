@@ -3,29 +3,25 @@
  * bot, and the settled transcript it prints. The real bot runs against the fake Slack and
  * the simulator in this process.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runChat } from "../../sandbox/chat.js";
 import { startWorkspace, type Workspace } from "../../sandbox/workspace.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 let ws: Workspace;
-let dir: string;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sandbox-chat-"));
   ws = await startWorkspace({
     simulator: { queueDelayMs: 0, answer: { tokensPerSecond: 400 } },
-    logPath: join(dir, "sandbox.log"),
+    logPath: join(tempFolder("sandbox-chat-"), "sandbox.log"),
   });
 });
 
 afterEach(async () => {
   // Answers left hanging by a test need no grace period.
   await ws.close(100);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function piped(lines: string[], options: { end?: boolean; signal?: AbortSignal } = {}) {

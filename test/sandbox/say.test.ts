@@ -1,25 +1,21 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { say } from "../../sandbox/say.js";
 import { startWorkspace, type Workspace } from "../../sandbox/workspace.js";
+import { tempFolder } from "../support/temp-folder.js";
 
 let ws: Workspace;
-let dir: string;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "sandbox-say-"));
   ws = await startWorkspace({
     simulator: { queueDelayMs: 0, answer: { tokensPerSecond: Number.POSITIVE_INFINITY } },
-    logPath: join(dir, "sandbox.log"),
+    logPath: join(tempFolder("sandbox-say-"), "sandbox.log"),
   });
 });
 
 afterEach(async () => {
   // Answers left hanging by a test need no grace period.
   await ws.close(100);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("say", () => {

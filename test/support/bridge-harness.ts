@@ -4,20 +4,17 @@
  * Socket Mode), the real SQLite file, the real service client. Tests drive it as Slack
  * would and look at what Slack and the service saw.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
 import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/logger.js";
 import {
-  type RunningSimulator,
-  type SimulatorOptions,
-  startSimulator,
-} from "../../src/simulator/server.js";
-import { type Clock, systemClock } from "../../src/time.js";
-import { type FakeSlack, type FakeSlackOptions, startFakeSlack } from "./fake-slack.js";
+  type FakeSlack,
+  type FakeSlackOptions,
+  startFakeSlack,
+} from "../../src/devtools/fake-slack/server.js";
 import {
   appMention,
   type BotResponse,
@@ -28,7 +25,14 @@ import {
   type PostOptions,
   postToBot,
   slashCommand,
-} from "./slack-requests.js";
+} from "../../src/devtools/slack-requests.js";
+import { createLogger } from "../../src/logger.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/simulator/server.js";
+import { type Clock, systemClock } from "../../src/time.js";
 
 export const SIGNING_SECRET = "test-signing-secret";
 export const BOT_TOKEN = "xoxb-test-bot-token-123";
@@ -114,8 +118,23 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     answer: { tokensPerSecond: 400 },
     ...options.simulator,
   });
-  const slack = await startFakeSlack({ socketMode: options.socketMode ?? false, ...options.slack });
+  const slack = await startFakeSlack({
+    socketMode: options.socketMode ?? false,
+    ...options.slack,
+  }).catch(async (error: unknown) => {
+    await sim.close();
+    throw error;
+  });
   const databasePath = join(mkdtempSync(join(tmpdir(), "bridge-e2e-")), "bridge.db");
+  /** The fakes and the database folder; runs once, whether the bot started or not. */
+  const closeFakes = async () => {
+    try {
+      await slack.close();
+      await sim.close();
+    } finally {
+      rmSync(dirname(databasePath), { recursive: true, force: true });
+    }
+  };
   const logs: string[] = [];
   let extraEnv = options.env ?? {};
   let clock = options.clock ?? systemClock;
@@ -137,11 +156,23 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const config = loadConfig(env);
     const logger = createLogger({ level: config.logLevel, destination: captureLogs(logs) });
     const bot = createBot(config, logger, clock);
-    const { port } = await bot.start();
-    return { bot, botUrl: `http://127.0.0.1:${port}` };
+    try {
+      const { port } = await bot.start();
+      return { bot, botUrl: `http://127.0.0.1:${port}` };
+    } catch (error) {
+      // A start that failed still opened the database and maybe a listener.
+      await bot.stop(0).catch(() => {});
+      throw error;
+    }
   };
 
-  let { bot, botUrl } = await launch();
+  let { bot, botUrl } = await launch().catch(async (error: unknown) => {
+    await closeFakes();
+    throw error;
+  });
+  /** False between a restart's stop and its start, so close does not stop a bot twice. */
+  let running = true;
+  let closing: Promise<void> | undefined;
 
   const harness: Harness = {
     slack,
@@ -241,15 +272,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         .map((r) => ({ body: r.body, path: r.path }));
     },
     async restart(env, nextClock) {
+      running = false;
       await bot.stop(2_000);
       if (env) extraEnv = { ...extraEnv, ...env };
       if (nextClock) clock = nextClock;
       ({ bot, botUrl } = await launch());
+      running = true;
     },
-    async close() {
-      await bot.stop(1_000);
-      await slack.close();
-      await sim.close();
+    close() {
+      closing ??= (async () => {
+        try {
+          if (running) await bot.stop(1_000);
+        } finally {
+          await closeFakes();
+        }
+      })();
+      return closing;
     },
   };
   return harness;

@@ -6,7 +6,7 @@
  * logs JSON lines on stdout; its port is read from the "assistant bridge started" line.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import {
   type Payload,
   type PostOptions,
   postToBot,
-} from "./slack-requests.js";
+} from "../../src/devtools/slack-requests.js";
 
 export const CHILD_SIGNING_SECRET = "child-signing-secret";
 export const CHILD_BOT_TOKEN = "xoxb-child-bot-token-321";
@@ -69,6 +69,8 @@ export interface ChildBot {
 export function childEnv(options: ChildBotEnv): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "",
+    // The test run's temp folder (see temp-folder-guard.ts), so what the child leaves is seen.
+    ...(process.env.TMPDIR === undefined ? {} : { TMPDIR: process.env.TMPDIR }),
     SLACK_BOT_TOKEN: CHILD_BOT_TOKEN,
     SLACK_SIGNING_SECRET: CHILD_SIGNING_SECRET,
     SLACK_API_URL: options.slackApiUrl,
@@ -102,8 +104,10 @@ export async function startChildBot(env: Record<string, string>): Promise<ChildB
 
 /** Spawns the child without waiting for it to listen (`url` is empty until then). */
 export function spawnChildBot(env: Record<string, string>): ChildBot {
+  // An empty working folder (no `.env` there), removed once the process has exited.
+  const cwd = mkdtempSync(join(tmpdir(), "child-bot-"));
   const proc: ChildProcess = spawn(process.execPath, ["--import", TSX, MAIN], {
-    cwd: mkdtempSync(join(tmpdir(), "child-bot-")),
+    cwd,
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -125,6 +129,7 @@ export function spawnChildBot(env: Record<string, string>): ChildBot {
   let exit: Exit | undefined;
   const exited = new Promise<Exit>((resolve) => {
     proc.on("exit", (code, signal) => {
+      rmSync(cwd, { recursive: true, force: true });
       exit = { code, signal };
       for (const listener of [...listeners]) listener();
       resolve(exit);

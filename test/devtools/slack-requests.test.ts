@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { App, LogLevel } from "@slack/bolt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "./fake-slack.js";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import {
   appMention,
   blockAction,
@@ -15,7 +15,7 @@ import {
   signRequest,
   slashCommand,
   viewSubmission,
-} from "./slack-requests.js";
+} from "../../src/devtools/slack-requests.js";
 
 const SECRET = "signing-secret";
 

@@ -4,7 +4,7 @@
  * value), and Slack-style JSON answers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Args, TokenKind } from "./fake-slack-methods.js";
+import type { Args, TokenKind } from "./methods.js";
 
 /** Fields Slack's clients send as JSON strings in form bodies. */
 const JSON_FIELDS = ["blocks", "attachments", "view", "metadata", "chunks", "user_auth_blocks"];

@@ -2,9 +2,12 @@ import { App, LogLevel } from "@slack/bolt";
 import { SocketModeClient } from "@slack/socket-mode";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { type FakeSlack, startFakeSlack } from "./fake-slack.js";
-import { appMention, eventEnvelope, slashCommand } from "./slack-requests.js";
-import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
+import { type FakeSlack, startFakeSlack } from "../../../src/devtools/fake-slack/server.js";
+import {
+  type SocketModeServer,
+  startSocketModeServer,
+} from "../../../src/devtools/fake-slack/socket-mode-server.js";
+import { appMention, eventEnvelope, slashCommand } from "../../../src/devtools/slack-requests.js";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -114,6 +117,7 @@ describe("socket mode server", () => {
 
   it("rejects a send when no client is connected, and pending sends on close", async () => {
     const server = await startSocketModeServer();
+    cleanups.push(() => server.close());
     await expect(server.send("events_api", {})).rejects.toThrow(/no Socket Mode client/);
     await rawClient(server);
     const pending = expect(server.send("events_api", {})).rejects.toThrow(/closed before envelope/);

@@ -1,7 +1,7 @@
 /**
  * The fake's Web API methods: each takes the decoded arguments and answers with Slack's
  * body (`{ok: true, …}` or `{ok: false, error}`), changing the workspace as Slack would.
- * Transport, recording, rate limits and fault injection live in fake-slack.ts.
+ * Transport, recording, rate limits and fault injection live in server.ts.
  */
 import {
   type Block,
@@ -9,9 +9,9 @@ import {
   MAX_MARKDOWN_CHARS,
   type MessageContent,
   parseBlocks,
-} from "./fake-slack-blocks.js";
-import type { FakeSlackMethod } from "./fake-slack-limits.js";
-import type { MessageStore, StoredMessage } from "./fake-slack-messages.js";
+} from "./blocks.js";
+import type { FakeSlackMethod } from "./limits.js";
+import type { MessageStore, StoredMessage } from "./messages.js";
 
 export interface SeedUser {
   id: string;

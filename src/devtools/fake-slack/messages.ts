@@ -2,7 +2,7 @@
  * The fake workspace's messages: seeded history and what the bot posted, keyed by channel
  * and ts, read back in ts order the way Slack lists them.
  */
-import type { Block, MessageContent } from "./fake-slack-blocks.js";
+import type { Block, MessageContent } from "./blocks.js";
 
 export interface StoredMessage {
   ts: string;

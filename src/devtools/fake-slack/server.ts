@@ -7,10 +7,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type MessageContent, visibleText } from "./fake-slack-blocks.js";
-import { type FailOptions, FaultQueue } from "./fake-slack-faults.js";
-import { type MethodLimits, RateLimits } from "./fake-slack-limits.js";
-import { MessageStore, type SeedMessage, type StoredMessage } from "./fake-slack-messages.js";
+import { type MessageContent, visibleText } from "./blocks.js";
+import { type FailOptions, FaultQueue } from "./faults.js";
+import { type MethodLimits, RateLimits } from "./limits.js";
+import { MessageStore, type SeedMessage, type StoredMessage } from "./messages.js";
 import {
   type Args,
   callMethod,
@@ -21,10 +21,10 @@ import {
   type ThreadStatus,
   type TokenKind,
   type Workspace,
-} from "./fake-slack-methods.js";
-import { Waiters } from "./fake-slack-waiters.js";
-import { decodeArgs, readBody, sendJson as send, tokenKind } from "./fake-slack-wire.js";
+} from "./methods.js";
 import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
+import { Waiters } from "./waiters.js";
+import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
 
 export type {
   EphemeralMessage,

@@ -5,7 +5,7 @@ import {
   decodeEntities,
   parseBlocks,
   visibleText,
-} from "./fake-slack-blocks.js";
+} from "../../../src/devtools/fake-slack/blocks.js";
 
 describe("visibleText", () => {
   it("is the text with mrkdwn entities decoded when there are no blocks", () => {

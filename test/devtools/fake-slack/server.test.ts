@@ -1,6 +1,6 @@
 import { ErrorCode, LogLevel, WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type FakeSlack, startFakeSlack } from "./fake-slack.js";
+import { type FakeSlack, startFakeSlack } from "../../../src/devtools/fake-slack/server.js";
 
 const TOKEN = "xoxb-secret-value-123";
 

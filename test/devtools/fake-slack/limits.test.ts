@@ -1,7 +1,7 @@
 import { ErrorCode, LogLevel, WebClient } from "@slack/web-api";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "./fake-slack.js";
-import { DEFAULT_LIMITS, RateLimits } from "./fake-slack-limits.js";
+import { DEFAULT_LIMITS, RateLimits } from "../../../src/devtools/fake-slack/limits.js";
+import { type FakeSlack, startFakeSlack } from "../../../src/devtools/fake-slack/server.js";
 
 const T0 = 1_700_000_000_000;
 

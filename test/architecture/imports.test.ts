@@ -1,0 +1,79 @@
+/**
+ * The rules of docs/architecture.md that the import graph can check. Each failure names the
+ * cycle or the import that breaks the rule.
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { findCycles, type ImportEdge, ROOT, readImports } from "./import-graph.js";
+
+const edges = readImports(["src", "sandbox", "bench"]);
+const srcEdges = edges.filter((edge) => edge.from.startsWith("src/"));
+const cycles = findCycles(srcEdges);
+
+const under = (folder: string) => (path: string | undefined) =>
+  path?.startsWith(`${folder}/`) ?? false;
+const shown = (edge: ImportEdge) => `${edge.from} imports "${edge.specifier}" (${edge.to})`;
+const shownCycle = (cycle: string[]) => cycle.join(" → ");
+
+/** src's folders, and the files directly in src (bot.ts, config.ts, …). */
+const areas = [
+  "src/*.ts",
+  ...readdirSync(join(ROOT, "src"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `src/${entry.name}`)
+    .sort(),
+];
+const inArea = (area: string) => (path: string) =>
+  area === "src/*.ts" ? !path.slice("src/".length).includes("/") : under(area)(path);
+
+describe("the import graph", () => {
+  it("is read from the source: it sees src, sandbox and bench, and type-only imports", () => {
+    expect(srcEdges.length).toBeGreaterThan(100);
+    expect(edges.some((edge) => edge.from.startsWith("sandbox/"))).toBe(true);
+    expect(edges.some((edge) => edge.from.startsWith("bench/"))).toBe(true);
+    // methods.ts has only `import type { FakeSlackMethod } from "./limits.js"` of limits.ts.
+    expect(srcEdges).toContainEqual({
+      from: "src/devtools/fake-slack/methods.ts",
+      specifier: "./limits.js",
+      to: "src/devtools/fake-slack/limits.ts",
+    });
+  });
+
+  it("finds a cycle, type-only or not, and names it", () => {
+    const edge = (from: string, to: string): ImportEdge => ({ from, specifier: to, to });
+    expect(findCycles([edge("a", "b"), edge("b", "c"), edge("c", "a"), edge("c", "d")])).toEqual([
+      ["a", "b", "c", "a"],
+    ]);
+    expect(findCycles([edge("a", "a")])).toEqual([["a", "a"]]);
+    expect(findCycles([edge("a", "b"), edge("b", "c"), edge("a", "c")])).toEqual([]);
+  });
+});
+
+describe("no import cycle in src, type-only imports included", () => {
+  it.each(areas)("%s is on no cycle", (area) => {
+    const through = cycles.filter((cycle) => cycle.some(inArea(area)));
+    expect(through.map(shownCycle), "import cycles").toEqual([]);
+  });
+});
+
+describe("no product code imports test code", () => {
+  it.each(["src", "sandbox", "bench"])("%s imports nothing from test/", (folder) => {
+    const offending = edges.filter((e) => under(folder)(e.from) && under("test")(e.to));
+    expect(offending.map(shown), "imports of test/").toEqual([]);
+  });
+
+  it("the bot imports nothing from src/devtools", () => {
+    const offending = srcEdges.filter(
+      (e) => !under("src/devtools")(e.from) && under("src/devtools")(e.to),
+    );
+    expect(offending.map(shown), "imports of src/devtools").toEqual([]);
+  });
+});
+
+describe("dependencies point inwards", () => {
+  it.each(["src/slack", "src/service"])("src/bridge imports nothing from %s", (outer) => {
+    const offending = srcEdges.filter((e) => under("src/bridge")(e.from) && under(outer)(e.to));
+    expect(offending.map(shown), `imports of ${outer}`).toEqual([]);
+  });
+});
