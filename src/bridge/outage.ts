@@ -1,5 +1,5 @@
 import { backoffMs, type Clock } from "../time.js";
-import { isTransient } from "./service-failure.js";
+import { isTransient, serviceFailureKind } from "./service-failure.js";
 
 export interface OutageOptions {
   /** Give up after the service has not answered for this long, ms. */
@@ -29,6 +29,9 @@ export async function throughOutage<T>(step: () => Promise<T>, options: OutageOp
       if (!isTransient(error) || signal?.aborted) throw error;
       firstFailure ??= clock.now();
       if (clock.now() - firstFailure >= options.giveUpAfterMs) throw error;
+      // A 429 is no outage: the service budget holds the next attempt until Retry-After,
+      // and the reply shows it queued there.
+      if (serviceFailureKind(error) === "rate_limited") continue;
       options.onRetry(error, attempt);
       await clock.sleep(backoffMs(attempt - 1, OUTAGE_BACKOFF), signal);
     }

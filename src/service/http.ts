@@ -103,6 +103,8 @@ export interface StreamCallOptions extends CallOptions {
   bodyTimeoutMs?: number;
 }
 
+/** A 429 without Retry-After still pauses the budget this long, ms: never a hot retry loop. */
+const MIN_RATE_LIMIT_PAUSE_MS = 1_000;
 /** A JSON body larger than this is refused: no response of the interface comes close. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Error bodies are only read for their message. */
@@ -236,13 +238,15 @@ export class ServiceHttp {
       } catch (err) {
         ticket?.cancel();
         const error = toServiceError(err, info, opts.signal);
-        if (error instanceof RateLimitedError) this.#reportRateLimited(error);
-        if (retry >= this.#maxRetries || !mayRetry(error, req)) throw error;
         const delayMs = retryDelayMs(error, retry, this.#retryTiming);
-        if (error instanceof RateLimitedError && error.retryAfter !== undefined) {
-          // Everyone sharing the budget waits too: the service would refuse them as well.
-          this.#budget.pauseUntil(this.#user, req.kind, this.#clock.now() + delayMs);
+        if (error instanceof RateLimitedError) {
+          this.#reportRateLimited(error);
+          // Everyone sharing the budget waits too, this call's own retry included (here or
+          // by its caller): the service would refuse them as well.
+          const pauseMs = error.retryAfter !== undefined ? delayMs : MIN_RATE_LIMIT_PAUSE_MS;
+          this.#budget.pauseUntil(this.#user, req.kind, this.#clock.now() + pauseMs);
         }
+        if (retry >= this.#maxRetries || !mayRetry(error, req)) throw error;
         if (error instanceof RateLimitedError) reportQueued(opts, delayMs);
         try {
           await this.#clock.sleep(delayMs, opts.signal);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { SkippableClock } from "../support/manual-clock.js";
@@ -93,7 +93,7 @@ function shown(x: Harness, threadTs: string, text: string): Promise<void> {
 describe("a run that never ends", () => {
   it("is stopped after RUN_TIMEOUT_SECONDS and the reply says the assistant did not finish", async () => {
     const clock = new SkippableClock();
-    h = await startHarness({ clock });
+    h = await startHarness({ clock, env: { RUN_TIMEOUT_SECONDS: "600" } });
     h.sim.control.enqueueAnswer({ text: "Partial thoughts", hang: true });
     const { threadTs } = await h.mention("<@UBOT> think forever");
     await shown(h, threadTs, "Partial thoughts");
@@ -109,14 +109,16 @@ describe("a run that never ends", () => {
 
   it("ends with the timeout message even when the service will not stop the run", async () => {
     const clock = new SkippableClock();
-    h = await startHarness({ clock });
+    h = await startHarness({ clock, env: { RUN_TIMEOUT_SECONDS: "600" } });
     h.sim.control.enqueueAnswer({ text: "Stuck", hang: true });
     h.sim.control.failRequests({ count: 1_000, status: 500, pathPattern: /\/stop$/ });
     const { threadTs } = await h.mention("<@UBOT> never stop");
     await shown(h, threadTs, "Stuck");
     clock.skip(600_000);
     const sim = h.sim;
-    await h.slack.waitFor(() => sim.control.requests.some((r) => r.path.endsWith("/stop")));
+    await vi.waitFor(() => {
+      expect(sim.control.requests.some((r) => r.path.endsWith("/stop"))).toBe(true);
+    });
     // The run was told to stop and did not: after the grace period, following ends.
     clock.skip(10_000);
     const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);

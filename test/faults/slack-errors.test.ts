@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
+import { SkippableClock } from "../support/manual-clock.js";
 
 let h: Harness | undefined;
 
@@ -12,7 +13,13 @@ const ANSWER = Array.from({ length: 30 }, (_, i) => `- point ${i + 1}: keep goin
 
 describe("Slack answering 429 and 500", () => {
   it("waits out failed posts and edits, and the final text still arrives exactly", async () => {
-    h = await startHarness({ simulator: { answer: { tokensPerSecond: 100 } } });
+    // Slack's clock and the bot's are one, and a Retry-After passes when the test says so.
+    const clock = new SkippableClock();
+    h = await startHarness({
+      clock,
+      slack: { now: () => clock.now() },
+      simulator: { answer: { tokensPerSecond: 100 } },
+    });
     const { slack } = h;
     slack.failNext("chat.postMessage", { status: 500, count: 1 });
     slack.failNext("chat.update", { status: 429, retryAfter: 1, count: 2 });
@@ -20,6 +27,12 @@ describe("Slack answering 429 and 500", () => {
     slack.failNext("chat.update", { status: 500, count: 2 });
     h.sim.control.enqueueAnswer({ text: ANSWER });
     const { threadTs } = await h.mention("<@UBOT> through the storm");
+    for (const seen of [1, 2]) {
+      await slack.waitFor(
+        (s) => s.callsTo("chat.update").filter((c) => c.status === 429).length === seen,
+      );
+      clock.skip(1_000);
+    }
     const transcript = await h.settled(CHANNEL, threadTs, 1, 20_000);
     expect(transcript).toHaveLength(1);
     expect(transcript[0]).toContain(ANSWER);
@@ -34,7 +47,7 @@ describe("Slack answering 429 and 500", () => {
       "chat.update 500",
     ]);
     expect(slack.callsTo("chat.postMessage").filter((c) => c.ok)).toHaveLength(1);
-    // After a 429 the bot waited for Retry-After before its next edit.
+    // After a 429 the bot waited for Retry-After (on its clock) before its next edit.
     const updates = slack.callsTo("chat.update");
     const limited = updates.findIndex((c) => c.status === 429);
     const after = updates.slice(limited + 1).find((c) => c.status !== 429);

@@ -6,6 +6,7 @@ import {
   ConnectionError,
   NotFoundError,
   ProtocolError,
+  RateLimitedError,
   ServerError,
   TimeoutError,
 } from "../../src/service/errors.js";
@@ -278,12 +279,25 @@ describe("retries", () => {
     expect(seen).toEqual([undefined, undefined]);
   });
 
-  it("429 without Retry-After backs off and does not pause the budget", async () => {
+  it("429 without Retry-After backs off, and pauses the budget a second so nobody comes straight back", async () => {
     const server = await serve(statuses(429));
     const { http, budget, sleeps } = core(server.url);
     await http.json(GET_RUN);
     expect(sleeps).toEqual([250]);
-    expect(budget.pauses).toEqual([]);
+    expect(budget.pauses).toEqual([
+      { user: budget.takes[0]?.user, kind: "request", untilMs: 1_000_000 + 1_000 },
+    ]);
+  });
+
+  it("429 pauses the budget even when the call is not retried (its caller retries)", async () => {
+    const server = await serve(statuses(429));
+    const { http, budget, sleeps } = core(server.url, { maxRetries: 0 });
+    await expect(http.json(GET_RUN)).rejects.toBeInstanceOf(RateLimitedError);
+    expect(server.received).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(budget.pauses).toEqual([
+      { user: budget.takes[0]?.user, kind: "request", untilMs: 1_000_000 + 1_000 },
+    ]);
   });
 
   it("a POST is not retried after a 500", async () => {
