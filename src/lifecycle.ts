@@ -1,0 +1,70 @@
+import type { Bridge } from "./bridge/bridge.js";
+import type { Config } from "./config.js";
+import type { Logger } from "./logger.js";
+import { type OpsServer, startOpsServer } from "./observability/ops-server.js";
+import type { OpsRoute } from "./observability/routes.js";
+import type { SlackConnection } from "./observability/slack-connection.js";
+import { type BoltApp, listeningPort, verifySlackToken } from "./slack/app.js";
+import { type Clock, settleWithin } from "./time.js";
+
+/** How long turns may take to unwind once told to stop, after the grace period, ms. */
+const UNWIND_MS = 2_000;
+
+export interface LifecycleParts {
+  app: BoltApp;
+  bridge: Bridge;
+  config: Config;
+  routes: OpsRoute[];
+  connection: SlackConnection;
+  logger: Logger;
+  clock: Clock;
+  /** What to release once Slack is stopped, in order (schedulers, clients, the store). */
+  release: (() => void | Promise<void>)[];
+}
+
+/**
+ * How the bot starts and stops. Start: check the token, listen (Socket Mode gets a small
+ * server for health and metrics), then resume unfinished turns. Stop: take no new answers,
+ * give the running ones the grace period, leave the rest recorded for the next start.
+ */
+export function botLifecycle(parts: LifecycleParts) {
+  const { app, bridge, config, logger, connection, clock } = parts;
+  let opsServer: OpsServer | undefined;
+  return {
+    /** Starts Slack and resumes unfinished turns; resolves with the HTTP port. */
+    async start(): Promise<{ port: number }> {
+      await verifySlackToken(app, config.slack.apiUrl);
+      let port: number;
+      if (config.slack.appToken) {
+        opsServer = await startOpsServer(parts.routes, config.port);
+        port = opsServer.port;
+        await app.start();
+      } else {
+        const server = await app.start(config.port);
+        port = listeningPort(server) ?? config.port;
+      }
+      connection.started();
+      const resumed = bridge.resume();
+      const mode = config.slack.appToken ? "socket" : "http";
+      logger.info({ mode, port, resumed }, "assistant bridge started");
+      return { port };
+    },
+
+    /** Stops taking events, gives running answers `graceMs` to finish, then closes everything. */
+    async stop(graceMs = config.limits.shutdownGraceMs): Promise<void> {
+      // From now on new messages are only recorded; answers being written get the grace.
+      bridge.close();
+      // Not ready from the start of the shutdown: a load balancer sends new events elsewhere.
+      connection.stopped();
+      await settleWithin(bridge.idle(), graceMs, clock);
+      // What is left stops where it is, stored as it is, and resumes at the next start.
+      bridge.shutdown();
+      await settleWithin(bridge.idle(), UNWIND_MS, clock);
+      // A client that holds its connection open (a half-sent request) must not hold the exit.
+      await settleWithin(app.stop(), UNWIND_MS, clock);
+      await opsServer?.close();
+      for (const release of parts.release) await release();
+      logger.info({}, "assistant bridge stopped");
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { Bridge } from "../bridge/bridge.js";
+import type { AssistantService, ReplyStrategy, ThreadHistory } from "../bridge/ports.js";
+import { Relay } from "../bridge/relay.js";
+import { TurnContent } from "../bridge/turn-content.js";
+import { TurnRunner } from "../bridge/turn-runner.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import type { Stores } from "../store/stores.js";
+import type { Clock } from "../time.js";
+
+export interface CoreParts {
+  config: Config;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  stores: Stores;
+  service: AssistantService;
+  replies: ReplyStrategy;
+  history: ThreadHistory;
+}
+
+/** The bridge core over its ports: what is posted, how a turn runs, which turns run. */
+export function wireCore(parts: CoreParts): Bridge {
+  const { config, clock, metrics, logger, stores, service } = parts;
+  const { conversations, turns, settings } = stores;
+  const content = new TurnContent({
+    history: parts.history,
+    turns,
+    conversations,
+    logger,
+    budgetChars: config.limits.threadContextChars,
+  });
+  const runner = new TurnRunner({
+    service,
+    relay: new Relay(service, { clock }),
+    turns,
+    conversations,
+    settings,
+    content,
+    logger,
+    limits: config.limits,
+    clock,
+    events: {
+      onFinished: (_turn, outcome, runStatus) => {
+        metrics.turns.inc({ outcome });
+        if (runStatus) metrics.runs.inc({ status: runStatus });
+      },
+    },
+  });
+  return new Bridge({
+    conversations,
+    turns,
+    runner,
+    logger,
+    assistantFor: () => config.service.assistantId,
+    replies: parts.replies,
+    maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
+    onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),
+  });
+}

@@ -1,0 +1,61 @@
+import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import type { BoltApp } from "../slack/app.js";
+import { Pacer } from "../slack/pacer.js";
+import { PostGate } from "../slack/post-gate.js";
+import { PacedEdits } from "../slack/reply.js";
+import type { ReplyPayload } from "../slack/reply-blocks.js";
+import { findReplyInThread } from "../slack/reply-lookup.js";
+import { CallScheduler } from "../slack/scheduler.js";
+import { SlackThreadHistory } from "../slack/thread-history.js";
+import { UserDirectory } from "../slack/user-directory.js";
+import { slackWebApi } from "../slack/web-api.js";
+import type { Clock } from "../time.js";
+
+/**
+ * The Slack side the bridge writes through: the Web API adapters, one call scheduler with
+ * the edit and post policies on it, the reply strategy, names and thread history.
+ */
+export function wireSlack(
+  app: BoltApp,
+  config: Config,
+  clock: Clock,
+  metrics: Metrics,
+  logger: Logger,
+) {
+  const slack = slackWebApi(app.client);
+  const scheduler = new CallScheduler({ clock });
+  const pacer = new Pacer<ReplyPayload>(
+    (target, payload) =>
+      slack.updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
+    {
+      scheduler,
+      updatesPerMinute: config.slack.updatesPerMinute,
+      onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.update" }),
+      onSent: (_target, final) => metrics.edits.inc({ kind: final ? "final" : "interim" }),
+    },
+  );
+  const postGate = new PostGate({
+    scheduler,
+    onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
+  });
+  const replies = new PacedEdits({
+    client: slack,
+    pacer,
+    postGate,
+    findReply: (where) => findReplyInThread(slack, where),
+    onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
+  });
+  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id) });
+  const history = new SlackThreadHistory({
+    client: { replies: (args) => slack.replies(args), whoAmI: () => slack.authTest() },
+    users,
+    clock,
+  });
+  return { slack, scheduler, pacer, postGate, replies, users, history };
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
