@@ -36,6 +36,21 @@ const settingArg = <T extends string>(
     .tuple([value])
     .transform(([v]): Command => ({ name: "set", setting, change: toChange(v), value: v }));
 
+/** A setting picked from a list, or `default` to drop it (`null` to `toChange`). */
+const choiceArg = <T extends string>(
+  setting: "model" | "effort",
+  choices: readonly T[],
+  toChange: (value: T | null) => SettingsChange,
+) =>
+  settingArg(
+    setting,
+    z.enum([...choices, "default"], {
+      message: `${setting} must be ${choices.join(", ")} or default`,
+    }),
+    // `default` is the one accepted value that is not a choice.
+    (v) => toChange(choices.find((choice) => choice === v) ?? null),
+  );
+
 const stepsValue = z.union([
   z.literal("default"),
   z
@@ -66,25 +81,13 @@ export const COMMANDS: readonly Row[] = [
     name: "model",
     usage: `/assistant model ${MODEL_OVERRIDES.join("|")}|default`,
     summary: "the model for your next questions in this channel",
-    args: settingArg(
-      "model",
-      z.enum([...MODEL_OVERRIDES, "default"], {
-        message: `model must be ${MODEL_OVERRIDES.join(", ")} or default`,
-      }),
-      (v) => ({ modelOverride: v === "default" ? null : v }),
-    ),
+    args: choiceArg("model", MODEL_OVERRIDES, (v) => ({ modelOverride: v })),
   },
   {
     name: "effort",
     usage: `/assistant effort ${REASONING_EFFORTS.join("|")}|default`,
     summary: "how hard the assistant thinks (reasoning effort)",
-    args: settingArg(
-      "effort",
-      z.enum([...REASONING_EFFORTS, "default"], {
-        message: `effort must be ${REASONING_EFFORTS.join(", ")} or default`,
-      }),
-      (v) => ({ reasoning_effort: v === "default" ? null : v }),
-    ),
+    args: choiceArg("effort", REASONING_EFFORTS, (v) => ({ reasoning_effort: v })),
   },
   {
     name: "steps",

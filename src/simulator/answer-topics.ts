@@ -9,7 +9,10 @@ export interface AnswerTopic {
   slug: string;
   terms: readonly string[];
   identifiers: readonly string[];
-  code: { language: string; lines: readonly string[] };
+  /** The fenced code block's info string. */
+  language: string;
+  /** The code block's body: a template literal, so that it reads as the code it shows. */
+  code: string;
 }
 
 export const TOPICS: readonly AnswerTopic[] = [
@@ -19,18 +22,14 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "retries",
     terms: ["exponential backoff", "idempotency", "jitter", "timeouts", "the Retry-After header"],
     identifiers: ["maxRetries", "retryAfter", "fetchWithRetry", "baseDelayMs"],
-    code: {
-      language: "ts",
-      lines: [
-        "async function fetchWithRetry(url: string, maxRetries = 3): Promise<Response> {",
-        "  for (let attempt = 0; ; attempt++) {",
-        "    const response = await fetch(url);",
-        "    if (response.status < 500 || attempt >= maxRetries) return response;",
-        "    await new Promise((r) => setTimeout(r, 2 ** attempt * 250));",
-        "  }",
-        "}",
-      ],
-    },
+    language: "ts",
+    code: `async function fetchWithRetry(url: string, maxRetries = 3): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(url);
+    if (response.status < 500 || attempt >= maxRetries) return response;
+    await new Promise((r) => setTimeout(r, 2 ** attempt * 250));
+  }
+}`,
   },
   {
     title: "Caching API responses",
@@ -38,16 +37,12 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "caching",
     terms: ["cache invalidation", "time-to-live", "stale-while-revalidate", "cache keys"],
     identifiers: ["ttlSeconds", "cache.get", "Cache-Control", "etag"],
-    code: {
-      language: "python",
-      lines: [
-        "from functools import lru_cache",
-        "",
-        "@lru_cache(maxsize=1024)",
-        "def load_profile(user_id: str) -> dict:",
-        '    return api.get(f"/users/{user_id}").json()',
-      ],
-    },
+    language: "python",
+    code: `from functools import lru_cache
+
+@lru_cache(maxsize=1024)
+def load_profile(user_id: str) -> dict:
+    return api.get(f"/users/{user_id}").json()`,
   },
   {
     title: "Running database migrations",
@@ -55,15 +50,11 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "migrations",
     terms: ["backward compatibility", "transactions", "online index builds", "rollbacks"],
     identifiers: ["schema_version", "ALTER TABLE", "migrate up", "user_version"],
-    code: {
-      language: "sql",
-      lines: [
-        "BEGIN;",
-        "ALTER TABLE orders ADD COLUMN shipped_at TIMESTAMP NULL;",
-        "CREATE INDEX idx_orders_shipped_at ON orders (shipped_at);",
-        "COMMIT;",
-      ],
-    },
+    language: "sql",
+    code: `BEGIN;
+ALTER TABLE orders ADD COLUMN shipped_at TIMESTAMP NULL;
+CREATE INDEX idx_orders_shipped_at ON orders (shipped_at);
+COMMIT;`,
   },
   {
     title: "Rate limiting an API",
@@ -71,16 +62,12 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "rate-limits",
     terms: ["sliding windows", "token buckets", "per-user quotas", "burst capacity"],
     identifiers: ["requestsPerMinute", "429", "windowMs", "limiter.take"],
-    code: {
-      language: "ts",
-      lines: [
-        "const recent = log.filter((t) => t > now - windowMs);",
-        "if (recent.length >= limit) {",
-        "  return { ok: false, retryAfterMs: recent[0] + windowMs - now };",
-        "}",
-        "recent.push(now);",
-      ],
-    },
+    language: "ts",
+    code: `const recent = log.filter((t) => t > now - windowMs);
+if (recent.length >= limit) {
+  return { ok: false, retryAfterMs: recent[0] + windowMs - now };
+}
+recent.push(now);`,
   },
   {
     title: "Structured logging",
@@ -88,17 +75,13 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "logging",
     terms: ["log levels", "correlation ids", "redaction", "sampling"],
     identifiers: ["logger.child", "requestId", "LOG_LEVEL", "pino"],
-    code: {
-      language: "json",
-      lines: [
-        "{",
-        '  "level": "info",',
-        '  "msg": "order shipped",',
-        '  "requestId": "3f2a9c",',
-        '  "durationMs": 42',
-        "}",
-      ],
-    },
+    language: "json",
+    code: `{
+  "level": "info",
+  "msg": "order shipped",
+  "requestId": "3f2a9c",
+  "durationMs": 42
+}`,
   },
   {
     title: "Deploying with containers",
@@ -106,14 +89,10 @@ export const TOPICS: readonly AnswerTopic[] = [
     slug: "deployments",
     terms: ["health checks", "rolling updates", "resource limits", "image tags"],
     identifiers: ["docker build", "HEALTHCHECK", "replicas", "readinessProbe"],
-    code: {
-      language: "bash",
-      lines: [
-        "docker build -t shop/api:1.4.2 .",
-        "docker run --rm -p 8080:8080 \\",
-        "  --memory 512m shop/api:1.4.2",
-      ],
-    },
+    language: "bash",
+    code: `docker build -t shop/api:1.4.2 .
+docker run --rm -p 8080:8080 \\
+  --memory 512m shop/api:1.4.2`,
   },
 ];
 

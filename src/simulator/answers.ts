@@ -197,7 +197,7 @@ function steps(rng: Rng, topic: AnswerTopic): string {
 
 function codeBlock(topic: AnswerTopic): string {
   const fence = "```";
-  return [`${fence}${topic.code.language}`, ...topic.code.lines, fence].join("\n");
+  return [`${fence}${topic.language}`, topic.code, fence].join("\n");
 }
 
 /** Filler sentences shorter than this (characters) only close the last gap. */

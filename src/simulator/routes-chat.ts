@@ -1,9 +1,8 @@
 import type { SimulatorRun } from "./resources.js";
-import type { Route, RouteDeps } from "./routes.js";
+import { owned, type Route, type RouteDeps } from "./routes.js";
 import { DONE_FRAME, sseFrame } from "./sse.js";
 import { estimateTokens } from "./tokens.js";
 import { ChatCompletionBody, parseBody } from "./validation.js";
-import { HttpError } from "./wire.js";
 
 /**
  * POST /v1/agents/chat/completions (interface §4): one conversation turn in OpenAI
@@ -23,10 +22,9 @@ export function chatRoutes({ state, faults, now }: RouteDeps): Route[] {
       handle: ({ token, body, countRunStart, openStream }) => {
         const request = parseBody(ChatCompletionBody, body);
         let thread =
-          request.threadId === undefined ? undefined : state.thread(request.threadId, token);
-        if (request.threadId !== undefined && thread === undefined) {
-          throw new HttpError(404, `thread ${request.threadId} not found`);
-        }
+          request.threadId === undefined
+            ? undefined
+            : owned("thread", request.threadId, state.thread(request.threadId, token));
         const question = request.messages.findLast((m) => m.role === "user")?.content ?? "";
         thread ??= state.createThread(token, request.assistantId ?? "", undefined);
         const trigger = state.addMessage(thread.id, question);

@@ -1,16 +1,12 @@
 import type { SimulatorRunSettings } from "./resources.js";
-import type { Route, RouteDeps } from "./routes.js";
+import { owned, type Route, type RouteDeps } from "./routes.js";
 import { encodeRunEvent, isSseDialect, type RunStreamEvent, SSE_DIALECTS } from "./sse.js";
 import { parseBody, StartRunBody } from "./validation.js";
 import { HttpError } from "./wire.js";
 
 /** Runs: interface §4 POST /v1/thread/{id}/runs, GET /v1/run/{id}, stream, stop. */
 export function runRoutes({ state, faults, streams }: RouteDeps): Route[] {
-  const ownRun = (id: string, token: string) => {
-    const lifecycle = state.run(id, token);
-    if (lifecycle === undefined) throw new HttpError(404, `run ${id} not found`);
-    return lifecycle;
-  };
+  const ownRun = (id: string, token: string) => owned("run", id, state.run(id, token));
 
   return [
     {
@@ -19,8 +15,7 @@ export function runRoutes({ state, faults, streams }: RouteDeps): Route[] {
       kind: "run_start",
       body: "json",
       handle: ({ token, id, body, countRunStart }) => {
-        const thread = state.thread(id, token);
-        if (thread === undefined) throw new HttpError(404, `thread ${id} not found`);
+        const thread = owned("thread", id, state.thread(id, token));
         const request = parseBody(StartRunBody, body);
         const trigger = state.messages(thread.id).find((m) => m.id === request.triggerMessageId);
         if (trigger === undefined) {

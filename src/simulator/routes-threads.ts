@@ -1,15 +1,11 @@
 import { page } from "./paging.js";
-import type { Route, RouteDeps } from "./routes.js";
+import { owned, type Route, type RouteDeps } from "./routes.js";
 import { CreateThreadBody, PostMessageBody, parseBody } from "./validation.js";
 import { HttpError } from "./wire.js";
 
 /** Threads and messages: interface §4 POST /v1/thread, messages, GET /v1/threads. */
 export function threadRoutes({ state }: RouteDeps): Route[] {
-  const ownThread = (id: string, token: string) => {
-    const thread = state.thread(id, token);
-    if (thread === undefined) throw new HttpError(404, `thread ${id} not found`);
-    return thread;
-  };
+  const ownThread = (id: string, token: string) => owned("thread", id, state.thread(id, token));
 
   return [
     {

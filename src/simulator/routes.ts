@@ -2,6 +2,7 @@ import type { Faults } from "./faults.js";
 import type { SseDialect } from "./sse.js";
 import type { SseWriter } from "./sse-writer.js";
 import type { SimulatorState } from "./state.js";
+import { HttpError } from "./wire.js";
 
 /**
  * What a route is and how a request finds one. Handlers receive an authenticated,
@@ -47,6 +48,15 @@ export interface Route {
   /** "json": the body must be a JSON object; "ignore": any or no body. */
   body: "json" | "ignore";
   handle(context: RouteContext): JsonReply | undefined;
+}
+
+/**
+ * A thread or run the caller may see, else 404: another caller's resources answer as if they
+ * did not exist. Takes the lookup's result so that one helper serves threads and runs.
+ */
+export function owned<T>(kind: "thread" | "run", id: string, resource: T | undefined): T {
+  if (resource === undefined) throw new HttpError(404, `${kind} ${id} not found`);
+  return resource;
 }
 
 export type RouteMatch =
