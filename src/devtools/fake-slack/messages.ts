@@ -85,35 +85,28 @@ export class MessageStore {
       throw new Error(`seedMessage: ${seed.channel}/${seed.ts} already exists`);
     }
     if (micros > this.lastMicros) this.lastMicros = micros;
-    const message: StoredMessage = {
-      ts: seed.ts,
-      channel: seed.channel,
-      text: seed.text,
-      user: seed.user,
-      edits: 0,
-      history: [contentOf(seed)],
-    };
-    if (seed.thread_ts !== undefined) message.thread_ts = seed.thread_ts;
-    if (seed.blocks !== undefined) message.blocks = seed.blocks;
-    if (seed.files !== undefined) message.files = seed.files;
-    if (seed.bot_id !== undefined) message.bot_id = seed.bot_id;
-    this.channelMap(seed.channel).set(seed.ts, message);
-    return message;
+    return this.keep(seed.ts, seed);
   }
 
   add(fresh: NewMessage): StoredMessage {
+    return this.keep(this.nextTs(), fresh);
+  }
+
+  /** Stores a message at `ts`, with the optional fields it was given. */
+  private keep(ts: string, from: NewMessage & { files?: unknown[] }): StoredMessage {
     const message: StoredMessage = {
-      ts: this.nextTs(),
-      channel: fresh.channel,
-      text: fresh.text,
+      ts,
+      channel: from.channel,
+      text: from.text,
       edits: 0,
-      history: [contentOf(fresh)],
+      history: [contentOf(from)],
     };
-    if (fresh.thread_ts !== undefined) message.thread_ts = fresh.thread_ts;
-    if (fresh.blocks !== undefined) message.blocks = fresh.blocks;
-    if (fresh.user !== undefined) message.user = fresh.user;
-    if (fresh.bot_id !== undefined) message.bot_id = fresh.bot_id;
-    this.channelMap(fresh.channel).set(message.ts, message);
+    if (from.thread_ts !== undefined) message.thread_ts = from.thread_ts;
+    if (from.blocks !== undefined) message.blocks = from.blocks;
+    if (from.user !== undefined) message.user = from.user;
+    if (from.bot_id !== undefined) message.bot_id = from.bot_id;
+    if (from.files !== undefined) message.files = from.files;
+    this.channelMap(from.channel).set(ts, message);
     return message;
   }
 
