@@ -37,6 +37,8 @@ export class FakeService implements AssistantService {
   endStatus: Run["status"] = "completed";
   /** A run that never ends until stopped. */
   hang = false;
+  /** Run starts say they wait behind this many (the budget's onQueued), when set. */
+  queuedAhead: number | undefined;
   private readonly runs = new Map<string, Run>();
   private readonly gates: Gate[] = [];
   private readonly failures: { call: ServiceCall["call"]; error: Error }[] = [];
@@ -83,6 +85,9 @@ export class FakeService implements AssistantService {
     body: RunStartBody | (() => RunStartBody),
     opts?: CallOptions,
   ): Promise<Run> {
+    if (this.queuedAhead !== undefined) {
+      opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: 1_000 });
+    }
     if (opts?.signal?.aborted) throw opts.signal.reason;
     const sent = typeof body === "function" ? body() : body;
     await this.enter({ call: "startRun", threadId, body: sent }, opts?.signal);
