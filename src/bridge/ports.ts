@@ -112,12 +112,12 @@ export interface ReplyTarget {
   parts: string[];
   /**
    * A post of the first reply message was sent before (a crash may have kept its ts from
-   * being recorded): the sink looks for it in the thread before posting another.
+   * being recorded): the strategy looks for it in the thread before posting another.
    */
   postAttempted?: boolean;
 }
 
-/** What the sink tells its owner, to be recorded on the turn. */
+/** What a renderer tells its turn, to be recorded at once (store/turn.ts: reply events). */
 export interface ReplyRecorder {
   /** The list of the turn's reply messages changed. */
   parts(parts: string[]): void;

@@ -87,23 +87,42 @@ export class TurnRunner {
     live.stage = "running";
     live.runId = turn.runId ?? undefined;
     try {
-      await live.reply.open({ kind: turn.runId ? "working" : "starting" });
-      const refused = refusal(turn.content, this.deps.limits.maxMessageChars);
-      if (refused) return await this.end(turn, live, refused);
-      const run = await this.advance(turn, live);
-      const ending = run
-        ? runEnding(run, {
-            shown: live.reply.text,
-            stoppedBy: live.stoppedBy,
-            timedOut: live.timedOut,
-            runTimeoutMs: this.deps.limits.runTimeoutMs,
-          })
-        : stoppedEnding(live.stoppedBy);
-      await this.end(turn, live, ending, run);
-    } catch (error) {
-      await this.failed(turn, live, error);
+      const end = await this.work(turn, live);
+      if (end) await this.end(turn, live, end.ending, end.run);
     } finally {
       live.stage = "ended";
+    }
+  }
+
+  /** How the turn ends; undefined when the bot is shutting down and leaves it for the next start. */
+  private async work(
+    turn: Turn,
+    live: LiveTurn,
+  ): Promise<{ ending: Ending; run?: Run } | undefined> {
+    const { limits, logger } = this.deps;
+    try {
+      await live.reply.open({ kind: turn.runId ? "working" : "starting" });
+      const refused = refusal(turn.content, limits.maxMessageChars);
+      if (refused) return { ending: refused };
+      const run = await this.advance(turn, live);
+      if (!run) return { ending: stoppedEnding(live.stoppedBy) };
+      const { stoppedBy, timedOut } = live;
+      const context = {
+        shown: live.reply.text,
+        stoppedBy,
+        timedOut,
+        runTimeoutMs: limits.runTimeoutMs,
+      };
+      return { ending: runEnding(run, context), run };
+    } catch (error) {
+      if (this.closing.signal.aborted) {
+        logger.info({ turn: turn.id, run: live.runId }, "turn left for the next start");
+        return undefined;
+      }
+      logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
+      const message = live.timedOut ? timeoutMessage(limits.runTimeoutMs) : describeFailure(error);
+      const phase = { kind: "unreachable", message } as const;
+      return { ending: { phase, body: live.reply.text, outcome: "error" } };
     }
   }
 
@@ -141,31 +160,21 @@ export class TurnRunner {
     return { live, conversation, outage, party: turn.user };
   }
 
-  private async failed(turn: Turn, live: LiveTurn, error: unknown): Promise<void> {
-    const { logger, limits } = this.deps;
-    if (this.closing.signal.aborted) {
-      logger.info({ turn: turn.id, run: live.runId }, "turn left for the next start");
-      return;
-    }
-    const message = live.timedOut ? timeoutMessage(limits.runTimeoutMs) : describeFailure(error);
-    logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
-    const phase = { kind: "unreachable", message } as const;
-    const ending: Ending = { phase, body: live.reply.text, outcome: "error" };
-    await this.end(turn, live, ending).catch((e: unknown) =>
-      logger.error({ turn: turn.id, err: errorSummary(e) }, "could not show the error"),
-    );
-  }
-
-  /** Shows the ending, then records the turn finished (whether or not Slack took the reply). */
+  /** Shows the ending, then records the turn finished, once (whether or not Slack took it). */
   private async end(turn: Turn, live: LiveTurn, ending: Ending, run?: Run): Promise<void> {
     try {
       await live.reply.finish(ending.phase, ending.body);
-    } finally {
-      const { outcome } = ending;
-      const result = { modelUsed: run?.modelUsed ?? null, error: run?.error ?? null };
-      this.deps.turns.finish(turn.id, { outcome, ...result });
-      this.deps.events?.onFinished?.(turn, outcome, run?.status);
+    } catch (error) {
+      // Slack would not take the ending: the turn is over all the same, and recorded so.
+      this.deps.logger.error(
+        { turn: turn.id, err: errorSummary(error) },
+        "could not show the ending",
+      );
     }
+    const { outcome } = ending;
+    const result = { modelUsed: run?.modelUsed ?? null, error: run?.error ?? null };
+    this.deps.turns.finish(turn.id, { outcome, ...result });
+    this.deps.events?.onFinished?.(turn, outcome, run?.status);
   }
 
   /**

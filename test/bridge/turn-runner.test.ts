@@ -157,6 +157,15 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id)).toEqual(["finish:stopped"]);
   });
 
+  it("records the turn finished once when Slack will not show its ending", async () => {
+    const s = setup();
+    s.replies.failFinish = true;
+    const t = s.turn();
+    const done = await s.finish(s.live(t));
+    expect(done).toMatchObject({ state: "finished", outcome: "completed" });
+    expect(s.replies.story(t.id).filter((line) => line.startsWith("finish"))).toHaveLength(1);
+  });
+
   it("refuses a message over the length limit without calling the service", async () => {
     const s = setup();
     const t = s.turn("x".repeat(101));

@@ -19,6 +19,8 @@ export type ReplyCall = { turnId: string; call: "open" | "show" | "finish"; view
  */
 export class FakeReplies implements ReplyStrategy {
   readonly calls: ReplyCall[] = [];
+  /** Slack refuses every ending (a permanent error on the final edit). */
+  failFinish = false;
   /** Held open calls: each resolves when the test calls `release`. */
   holdOpens = false;
   private held: (() => void)[] = [];
@@ -39,6 +41,7 @@ export class FakeReplies implements ReplyStrategy {
       },
       finish: async (view) => {
         this.calls.push({ turnId: target.turnId, call: "finish", view });
+        if (this.failFinish) throw new Error("message_not_found");
       },
     };
   }

@@ -39,6 +39,24 @@ interface Row {
   created_at: number;
 }
 
+/** The columns a transition writes (the rest are fixed when the turn is recorded). */
+const CHANGEABLE = [
+  "state",
+  "outcome",
+  "notes",
+  "service_content",
+  "context_through_ts",
+  "service_message_id",
+  "run_id",
+  "settings",
+  "run_started_at",
+  "reply_post_attempted",
+  "reply_ts",
+  "reply_parts",
+  "model_used",
+  "error",
+] as const;
+
 const toTurn = (r: Row): Turn => ({
   id: r.id,
   conversationId: r.conversation_id,
@@ -65,7 +83,7 @@ const toTurn = (r: Row): Turn => ({
 });
 
 /** Every column a transition may change, as the statement's named parameters. */
-const toChange = (t: Turn) => ({
+const toChange = (t: Turn): Record<(typeof CHANGEABLE)[number], unknown> => ({
   state: t.state,
   outcome: t.outcome,
   notes: JSON.stringify(t.notes),
@@ -105,9 +123,8 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
          @notes, 'received', @createdAt, @createdAt)
        ON CONFLICT (team, channel, message_ts) DO NOTHING`,
     );
-    const columns = Object.keys(toChange(receivedTurn({} as NewTurn, "", 0)));
     this.writeStmt = db.prepare(
-      `UPDATE turns SET ${columns.map((c) => `${c} = @${c}`).join(", ")}, updated_at = @now
+      `UPDATE turns SET ${CHANGEABLE.map((c) => `${c} = @${c}`).join(", ")}, updated_at = @now
        WHERE id = @id AND state = @from`,
     );
     this.byIdStmt = db.prepare<[string], Row>("SELECT * FROM turns WHERE id = ?");
