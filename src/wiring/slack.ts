@@ -47,7 +47,7 @@ export function wireSlack(
     findReply: (where) => findReplyInThread(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
-  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id) });
+  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id), now: () => clock.now() });
   const history = new SlackThreadHistory({
     client: { replies: (args) => slack.replies(args), whoAmI: () => slack.authTest() },
     users,
