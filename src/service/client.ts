@@ -8,14 +8,10 @@ import {
   streamChatCompletion,
 } from "./chat-completions.js";
 import { BadRequestError, ProtocolError, type RequestInfo } from "./errors.js";
-import {
-  type CallOptions,
-  type HttpOptions,
-  parseBody,
-  requestInfo,
-  ServiceHttp,
-  type ServiceRequest,
-} from "./http.js";
+import { ServiceHttp } from "./http.js";
+import { parseBody } from "./http-body.js";
+import type { HttpOptions } from "./http-options.js";
+import { type CallOptions, requestInfo, type ServiceRequest } from "./http-request.js";
 import {
   collectPages,
   type ListPage,
@@ -35,7 +31,7 @@ import {
   ThreadSchema,
 } from "./schemas.js";
 
-export type { CallOptions, QueueInfo } from "./http.js";
+export type { CallOptions, QueueInfo } from "./http-request.js";
 export type { ChatCompletionChunk, ChatCompletionRequest, QueuedChatCompletion, RunStreamUpdate };
 
 export interface ServiceClientOptions extends HttpOptions {

@@ -1,107 +1,26 @@
 import { createHash } from "node:crypto";
-import type { IncomingHttpHeaders } from "node:http";
 import { Agent, type Dispatcher } from "undici";
-import type { z } from "zod";
 import { type Clock, systemClock } from "../time.js";
-import { BudgetCanceled, type BudgetKind, type BudgetTicket, ServiceBudget } from "./budget.js";
-import {
-  CanceledError,
-  errorForResponse,
-  ProtocolError,
-  RateLimitedError,
-  type RequestInfo,
-} from "./errors.js";
+import { type BudgetTicket, ServiceBudget } from "./budget.js";
+import { reportQueued, takeOptions, waitForTurn } from "./budget-wait.js";
+import { CanceledError, errorForResponse, ProtocolError, RateLimitedError } from "./errors.js";
 import { toServiceError } from "./failure.js";
+import { parseJsonOr, readText } from "./http-body.js";
+import type { ClientBudget, HttpOptions } from "./http-options.js";
+import {
+  type CallOptions,
+  type OpenedStream,
+  requestInfo,
+  type ServiceRequest,
+  type ServiceResponse,
+  type StreamCallOptions,
+} from "./http-request.js";
 import { mayRetry, type RetryTiming, retryDelayMs } from "./retry-policy.js";
 
 /**
  * The request core of the service client: URL building, headers, timeouts, the budget,
  * error mapping and the retry loop. Endpoint knowledge lives in client.ts.
  */
-
-/** What the client needs of a budget; a `ServiceBudget` shared by every caller in production. */
-export type ClientBudget = Pick<ServiceBudget, "take" | "pauseUntil">;
-
-export interface HttpOptions {
-  /** The service's {base_url}; requests go to `<baseUrl>/v1/...`. */
-  baseUrl: string;
-  /** Bearer token. Never logged and never part of an error message. */
-  token: string;
-  /** Shared scheduler of the service's rate limits. Default: a private one with the interface's limits. */
-  budget?: ClientBudget;
-  /** undici dispatcher. Default: an Agent built from the timeouts below (closed by `close()`). */
-  dispatcher?: Dispatcher;
-  /** Default 5_000 ms: establishing the TCP connection. Only used for the default dispatcher. */
-  connectTimeoutMs?: number;
-  /** Default 30_000 ms: from sending the request to the response headers. */
-  headersTimeoutMs?: number;
-  /** Default 30_000 ms: longest pause between two chunks of a JSON response body. */
-  bodyTimeoutMs?: number;
-  /** Default 4: retries after the first attempt (so at most 5 requests). */
-  maxRetries?: number;
-  /** Default 500 ms: full-jitter exponential backoff base. */
-  retryBaseDelayMs?: number;
-  /** Default 15_000 ms: cap of one backoff delay (a `Retry-After` is honoured even when longer). */
-  retryMaxDelayMs?: number;
-  /**
-   * Default the system clock: the waits between retries, and the time of a Retry-After.
-   * Must be the budget's clock (`pauseUntil` is given in its time).
-   */
-  clock?: Clock;
-  /** Default Math.random: the backoff jitter, in [0, 1). */
-  random?: () => number;
-  /** Called on every 429 the service answers (for metrics); default none. */
-  onRateLimited?: (error: RateLimitedError) => void;
-}
-
-export interface QueueInfo {
-  position: number;
-  expectedWaitMs: number;
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Fairness key for the budget (a Slack person): parties are served round-robin. */
-  party?: string;
-  /** Called while the call waits in the budget: first when it has to wait, then on changes. */
-  onQueued?: (p: QueueInfo) => void;
-}
-
-export interface ServiceRequest {
-  method: "GET" | "POST";
-  /** Path under the base URL, ids already encoded, e.g. `/v1/run/<id>`. */
-  path: string;
-  query?: Readonly<Record<string, string>>;
-  /**
-   * Serialised as JSON (POST only). A function is called when the request is about to be
-   * sent, after its wait in the budget, so the body says what holds at that moment.
-   */
-  body?: unknown;
-  kind: BudgetKind;
-  /** Sending it twice has the effect of sending it once (every GET is). */
-  idempotent?: boolean;
-}
-
-export interface ServiceResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  /** The whole body as text. */
-  text: string;
-}
-
-export interface OpenedStream {
-  body: AsyncIterable<Uint8Array>;
-  headers: IncomingHttpHeaders;
-  request: RequestInfo;
-  /** Aborts the request (closes the connection); safe to call more than once. */
-  close(): void;
-}
-
-export interface StreamCallOptions extends CallOptions {
-  accept?: string;
-  /** Longest pause between body chunks before undici fails the body; 0 disables it. */
-  bodyTimeoutMs?: number;
-}
 
 /** A 429 without Retry-After still pauses the budget this long, ms: never a hot retry loop. */
 const MIN_RATE_LIMIT_PAUSE_MS = 1_000;
@@ -301,89 +220,4 @@ export class ServiceHttp {
     }
     throw errorForResponse(res.statusCode, body, requestInfo(req), res.headers, this.#clock.now());
   }
-}
-
-function takeOptions(opts: CallOptions): { party?: string; signal?: AbortSignal } {
-  const out: { party?: string; signal?: AbortSignal } = {};
-  if (opts.party !== undefined) out.party = opts.party;
-  if (opts.signal !== undefined) out.signal = opts.signal;
-  return out;
-}
-
-async function waitForTurn(
-  ticket: BudgetTicket,
-  opts: CallOptions,
-  info: RequestInfo,
-): Promise<void> {
-  let unsubscribe = (): void => {};
-  const { onQueued } = opts;
-  if (onQueued) {
-    // Position 0 can still mean a wait (next in line, the window is full): report that too.
-    const position = ticket.position();
-    const expectedWaitMs = ticket.expectedWaitMs();
-    if (position > 0 || expectedWaitMs > 0) onQueued({ position, expectedWaitMs });
-    unsubscribe = ticket.onChange(onQueued);
-  }
-  try {
-    await ticket.ready;
-  } catch (err) {
-    if (err instanceof BudgetCanceled) throw new CanceledError("canceled while queued", info);
-    throw err;
-  } finally {
-    unsubscribe();
-  }
-}
-
-/**
- * A 429 puts the caller back in line for `waitMs`: it is told so, like a wait in the budget,
- * so that a reply can show "queued" instead of a start that seems stuck.
- */
-function reportQueued(opts: CallOptions, waitMs: number): void {
-  try {
-    opts.onQueued?.({ position: 0, expectedWaitMs: waitMs });
-  } catch {
-    // An observer's failure must not change the outcome of the request.
-  }
-}
-
-export function requestInfo(req: Pick<ServiceRequest, "method" | "path">): RequestInfo {
-  return { method: req.method, path: req.path };
-}
-
-async function readText(
-  body: AsyncIterable<Uint8Array> & { destroy?: () => unknown },
-  limit: number,
-  info: RequestInfo,
-): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) {
-      body.destroy?.();
-      throw new ProtocolError(`the response body is larger than ${limit} bytes`, info);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function parseJsonOr(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Parses a success body with a zod schema; a wrong shape is the service's protocol error. */
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown, info: RequestInfo): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-  throw new ProtocolError(
-    `unexpected response shape${where}: ${issue?.message ?? "invalid"}`,
-    info,
-  );
 }

@@ -1,6 +1,6 @@
 import type { types as Slack } from "@slack/bolt";
 import type { ReplyPhase as BridgeReplyPhase } from "../bridge/ports.js";
-import { toPlainFallback } from "./render.js";
+import { toPlainFallback } from "./mrkdwn.js";
 
 /**
  * Builds the payload of one reply message: the answer's Markdown in a `markdown` block, a

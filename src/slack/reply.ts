@@ -5,9 +5,9 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../bridge/ports.js";
+import { splitAnswer, splitInterim } from "./answer-split.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
-import { splitAnswer, splitInterim } from "./render.js";
 import { buildReply, type ReplyPayload } from "./reply-blocks.js";
 
 /** The Web API calls a reply needs; the Bolt app's WebClient provides them. */

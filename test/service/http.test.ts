@@ -10,7 +10,9 @@ import {
   ServerError,
   TimeoutError,
 } from "../../src/service/errors.js";
-import { type HttpOptions, ServiceHttp, type ServiceRequest } from "../../src/service/http.js";
+import { ServiceHttp } from "../../src/service/http.js";
+import type { HttpOptions } from "../../src/service/http-options.js";
+import type { ServiceRequest } from "../../src/service/http-request.js";
 import { type Clock, systemClock } from "../../src/time.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { RecordingBudget } from "./fake-budget.js";

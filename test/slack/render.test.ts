@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  escapeMrkdwn,
-  renderInterim,
-  splitAnswer,
-  splitInterim,
-  toPlainFallback,
-} from "../../src/slack/render.js";
+import { splitAnswer, splitInterim } from "../../src/slack/answer-split.js";
+import { escapeMrkdwn, toPlainFallback } from "../../src/slack/mrkdwn.js";
+import { renderInterim } from "../../src/slack/render.js";
 import { endsInsideFence, random, sampleMarkdown } from "./markdown-samples.js";
 import { checkParts, DEFAULTS, isHigh, isLow, type Limits, optionsOf } from "./split-checks.js";
 

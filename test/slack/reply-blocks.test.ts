@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { splitAnswer } from "../../src/slack/render.js";
+import { splitAnswer } from "../../src/slack/answer-split.js";
 import {
   buildReply,
   type ReplyPayload,

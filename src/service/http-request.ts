@@ -1,0 +1,58 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { BudgetKind } from "./budget.js";
+import type { RequestInfo } from "./errors.js";
+
+/** One call of the request core (http.ts): what is asked, the caller's options, what comes back. */
+
+export interface QueueInfo {
+  position: number;
+  expectedWaitMs: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Fairness key for the budget (a Slack person): parties are served round-robin. */
+  party?: string;
+  /** Called while the call waits in the budget: first when it has to wait, then on changes. */
+  onQueued?: (p: QueueInfo) => void;
+}
+
+export interface ServiceRequest {
+  method: "GET" | "POST";
+  /** Path under the base URL, ids already encoded, e.g. `/v1/run/<id>`. */
+  path: string;
+  query?: Readonly<Record<string, string>>;
+  /**
+   * Serialised as JSON (POST only). A function is called when the request is about to be
+   * sent, after its wait in the budget, so the body says what holds at that moment.
+   */
+  body?: unknown;
+  kind: BudgetKind;
+  /** Sending it twice has the effect of sending it once (every GET is). */
+  idempotent?: boolean;
+}
+
+export interface ServiceResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The whole body as text. */
+  text: string;
+}
+
+export interface OpenedStream {
+  body: AsyncIterable<Uint8Array>;
+  headers: IncomingHttpHeaders;
+  request: RequestInfo;
+  /** Aborts the request (closes the connection); safe to call more than once. */
+  close(): void;
+}
+
+export interface StreamCallOptions extends CallOptions {
+  accept?: string;
+  /** Longest pause between body chunks before undici fails the body; 0 disables it. */
+  bodyTimeoutMs?: number;
+}
+
+export function requestInfo(req: Pick<ServiceRequest, "method" | "path">): RequestInfo {
+  return { method: req.method, path: req.path };
+}

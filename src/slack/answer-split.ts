@@ -1,0 +1,187 @@
+import { firstAbove, firstContent, lastAtMost, layOut } from "./answer-layout.js";
+import { renderInterim } from "./render.js";
+
+/**
+ * Turns the assistant's Markdown into the parts that Slack messages show. Pure functions:
+ * no Slack calls, no state between calls.
+ *
+ * Sizes are UTF-16 code units (JS `length`), which never undercounts what Slack counts.
+ * A part also feeds the message's `text` fallback after mrkdwn escaping (`&`→`&amp;`,
+ * `<`→`&lt;`, `>`→`&gt;`: up to 5 units per character), and Slack truncates `text` past
+ * 40,000: a part of 11,000 ampersands would escape to 55,000. So every part is also held to
+ * `escapedLimit` measured after escaping.
+ */
+
+export interface SplitOptions {
+  /** Preferred most a part measures, UTF-16 units; default 3_800 (Slack's ~4,000 safe edit size). */
+  softLimit?: number;
+  /**
+   * Most a part may measure when a code block or a single line forces it past softLimit,
+   * UTF-16 units; default 11_000 (a markdown block holds 12,000: the rest is room for the
+   * fence that an interim render appends).
+   */
+  hardLimit?: number;
+  /**
+   * Most a part may measure once `&<>` are escaped for `text`, UTF-16 units; default 36_000
+   * (Slack truncates `text` at 40,000: the rest is room for a status sentence).
+   */
+  escapedLimit?: number;
+}
+
+interface Limits {
+  soft: number;
+  hard: number;
+  escaped: number;
+}
+
+function resolveLimits({
+  softLimit = 3_800,
+  hardLimit = 11_000,
+  escapedLimit = 36_000,
+}: SplitOptions): Limits {
+  if (!Number.isInteger(softLimit) || softLimit < 2) {
+    throw new RangeError(`softLimit must be an integer of at least 2, got ${softLimit}`);
+  }
+  if (!Number.isInteger(hardLimit) || hardLimit < softLimit) {
+    throw new RangeError(`hardLimit must be an integer of at least softLimit, got ${hardLimit}`);
+  }
+  // At least two characters of five escaped units each, so that every part makes progress.
+  if (!Number.isInteger(escapedLimit) || escapedLimit < 10) {
+    throw new RangeError(`escapedLimit must be an integer of at least 10, got ${escapedLimit}`);
+  }
+  return { soft: softLimit, hard: hardLimit, escaped: escapedLimit };
+}
+
+/**
+ * Cuts the whole answer into parts, greedily from the start. Each cut is decided from the
+ * text within `hardLimit` after the part's start and the fence state there, never from what
+ * comes later: that is what keeps settled parts stable while the answer grows (splitInterim).
+ *
+ * The rules, for a part starting at `p`:
+ * 1. the rest fits softLimit → it is the last part;
+ * 2. else the last cut within softLimit: the last paragraph boundary if that fills at least
+ *    half the window, else the last line boundary outside code; neither right after a
+ *    heading (which belongs with its section) unless nothing else is there;
+ * 3. else (a code block or a long line from near `p`) the first cut after softLimit within
+ *    hardLimit; else the rest if it fits hardLimit; else the last newline within hardLimit
+ *    (inside code: only a code block longer than hardLimit gets here); else, in a single line
+ *    longer than hardLimit, after the last space or tab in the window's second half, or hard
+ *    at the limit (never between a surrogate pair).
+ * Parts always have content (not only whitespace) before a cut, except in the hard cases.
+ * A cut at a newline drops it; a cut inside a line drops nothing.
+ */
+function cutParts(text: string, limits: Limits): { parts: string[]; newlineCut: boolean[] } {
+  const n = text.length;
+  const { newlines, cuts, goodCuts, blankCuts, escExtra } = layOut(text);
+  const escapedSize = (from: number, to: number) =>
+    to - from + (escExtra[to] as number) - (escExtra[from] as number);
+  const fits = (from: number, to: number, limit: number) =>
+    to - from <= limit && escapedSize(from, to) <= limits.escaped;
+  /** The furthest end of a part from `from` within `limit` (both measures). */
+  const windowEnd = (from: number, limit: number) => {
+    let hi = Math.min(n, from + limit);
+    if (escapedSize(from, hi) <= limits.escaped) return hi;
+    let lo = from;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (escapedSize(from, mid) <= limits.escaped) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+
+  const parts: string[] = [];
+  const starts: number[] = [];
+  const newlineCut: boolean[] = [];
+  let p = 0;
+  for (;;) {
+    starts.push(p);
+    if (fits(p, n, limits.soft)) {
+      parts.push(text.slice(p));
+      break;
+    }
+    const soft = windowEnd(p, limits.soft);
+    const content = firstContent(text, p);
+    let at = lastAtMost(goodCuts, soft);
+    if (at <= content) at = lastAtMost(cuts, soft);
+    if (at > content) {
+      const blank = lastAtMost(blankCuts, soft);
+      if (blank > content && blank - p >= (soft - p) / 2) at = blank;
+    } else {
+      const hard = windowEnd(p, limits.hard);
+      at = firstAbove(cuts, Math.max(soft, content));
+      if (at > hard) {
+        if (fits(p, n, limits.hard)) {
+          parts.push(text.slice(p));
+          break;
+        }
+        at = lastAtMost(newlines, hard);
+        if (at <= p) {
+          const q = cutInsideLine(text, p, hard);
+          parts.push(text.slice(p, q));
+          newlineCut.push(false);
+          p = q;
+          continue;
+        }
+      }
+    }
+    parts.push(text.slice(p, at));
+    newlineCut.push(true);
+    p = at + 1;
+  }
+
+  // A whitespace-only tail (an answer ending in newlines right after a cut) would be a blank
+  // message: it joins the part before it. Stable too, as only the last part ever changes.
+  const last = parts.length - 1;
+  const prevStart = starts[last - 1];
+  if (
+    prevStart !== undefined &&
+    newlineCut[last - 1] === true &&
+    firstContent(text, starts[last] as number) === n &&
+    fits(prevStart, n, limits.hard)
+  ) {
+    parts.splice(last - 1, 2, text.slice(prevStart));
+    newlineCut.pop();
+  }
+  return { parts, newlineCut };
+}
+
+/** Where to end a part inside a line longer than the window `(p, end]`. */
+function cutInsideLine(text: string, p: number, end: number): number {
+  for (let i = end - 1; i >= p + Math.floor((end - p) / 2); i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09) return i + 1;
+  }
+  let q = end;
+  const high = text.charCodeAt(q - 1);
+  const low = text.charCodeAt(q);
+  if (high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) q--;
+  return q > p ? q : Math.min(text.length, p + 2);
+}
+
+/**
+ * The final split of a complete answer into message parts, each within softLimit where the
+ * text allows (see SplitOptions). Cuts fall at line boundaries outside fenced code, paragraph
+ * boundaries preferred, and drop the newline there, so that
+ * `splitAnswer(md).join("\n") === md` exactly. The one exception is a single line longer
+ * than hardLimit: it is cut inside the line, and those two parts join with nothing between.
+ * An empty answer gives `[""]`. O(n): one pass plus a binary search per part, about half a
+ * millisecond for 50,000 chars, so the bridge can call it on every update without a cache.
+ */
+export function splitAnswer(markdown: string, options: SplitOptions = {}): string[] {
+  return cutParts(markdown, resolveLimits(options)).parts;
+}
+
+/**
+ * The split of a half-written answer. Every part but the last is settled: it equals the part
+ * that the final split (and every later interim split) of any continuation makes, because a
+ * cut depends only on the text before it and within hardLimit after the part's start, and a
+ * part is cut only once text exists beyond its window. The bridge can therefore finalize
+ * those messages once. The last part is still growing and is rendered with renderInterim.
+ */
+export function splitInterim(markdownSoFar: string, options: SplitOptions = {}): string[] {
+  const parts = splitAnswer(markdownSoFar, options);
+  const last = parts.length - 1;
+  parts[last] = renderInterim(parts[last] as string);
+  return parts;
+}
