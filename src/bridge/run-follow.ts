@@ -50,7 +50,7 @@ export function runFollow(deps: RunFollowDeps) {
           }),
         {
           ...context.outage,
-          signal: AbortSignal.any([context.outage.signal, follow].filter(isSignal)),
+          signal: anyOf(context.outage.signal, follow),
         },
       );
     } finally {
@@ -60,4 +60,7 @@ export function runFollow(deps: RunFollowDeps) {
   };
 }
 
-const isSignal = (s: AbortSignal | undefined): s is AbortSignal => s !== undefined;
+/** Aborts when either does: the turn's waits (a stop) or following (shutdown, time limit). */
+function anyOf(waits: AbortSignal | undefined, follow: AbortSignal): AbortSignal {
+  return waits ? AbortSignal.any([waits, follow]) : follow;
+}
