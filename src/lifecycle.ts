@@ -24,8 +24,9 @@ export interface LifecycleParts {
 
 /**
  * How the bot starts and stops. Start: check the token, listen (the ops routes get a small
- * server of their own in Socket Mode, or with OPS_PORT), then resume unfinished turns. Stop: take no new answers,
- * give the running ones the grace period, leave the rest recorded for the next start.
+ * server of their own in Socket Mode, or with OPS_PORT), then resume unfinished turns.
+ * Stop: take no new answers, give the running ones the grace period, leave the rest
+ * recorded for the next start.
  */
 export function botLifecycle(parts: LifecycleParts) {
   const { app, bridge, config, logger, connection, clock } = parts;
