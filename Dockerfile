@@ -28,8 +28,10 @@ RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
 USER node
 EXPOSE 3000
+# The ops routes are on OPS_PORT when it is set, else on PORT; OPS_HOST (when set) must
+# include 127.0.0.1 for this check: 0.0.0.0, :: or 127.0.0.1 itself.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.OPS_PORT||process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM lets answers in progress finish for a short grace period, then exits 0.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/main.js"]

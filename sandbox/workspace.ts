@@ -9,7 +9,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type Bot, createBot } from "../src/bot.js";
-import { type LogLevel, loadConfig } from "../src/config.js";
+import { configuredSecrets, type LogLevel, loadConfig } from "../src/config.js";
 import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import {
   appMention,
@@ -103,7 +103,12 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
       DATABASE_PATH: join(dataDir, "sandbox.db"),
       LOG_LEVEL: options.logLevel ?? "info",
     });
-    const logger = createLogger({ level: config.logLevel, pretty: true, destination: logFile });
+    const logger = createLogger({
+      level: config.logLevel,
+      secrets: configuredSecrets(config),
+      pretty: true,
+      destination: logFile,
+    });
     const bot = createBot(config, logger);
     const { port } = await bot.start();
     let graceMs = 1_000;

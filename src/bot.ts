@@ -23,8 +23,11 @@ export interface Bot {
   stores: Stores;
   metrics: Metrics;
   service: ServiceClient;
-  /** Starts Slack and resumes unfinished turns; resolves with the HTTP port. */
-  start(): Promise<{ port: number }>;
+  /**
+   * Starts Slack and resumes unfinished turns; resolves with the HTTP port (Socket Mode: the
+   * ops server's) and the port the ops routes are served on.
+   */
+  start(): Promise<{ port: number; opsPort: number }>;
   /** Stops taking events, gives running answers `graceMs` to finish, then closes everything. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -40,20 +43,26 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
 
   // The Slack check reads the app's connection, which exists once the app is built below.
   let connection: SlackConnection | undefined;
-  const routes = opsRoutes(metrics, {
-    checks: {
-      database: () => stores.ping(),
-      slack: () => connection?.connected() ?? false,
-      service: service.probe,
+  const routes = opsRoutes(
+    metrics,
+    {
+      clock,
+      checks: {
+        database: () => stores.ping(),
+        slack: () => connection?.connected() ?? false,
+        service: service.probe,
+      },
     },
-  });
+    { metricsToken: config.ops.metricsToken },
+  );
   const { botToken, appToken, signingSecret, apiUrl } = config.slack;
   const app = createSlackApp({
     botToken,
     appToken,
     signingSecret,
     apiUrl,
-    routes,
+    // On the Slack port only when they have no server of their own (HTTP mode, no OPS_PORT).
+    routes: config.ops.server ? [] : routes,
     logger: boltLogger(logger),
   });
   connection = watchSlackConnection(app);

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 
 /**
@@ -19,8 +20,21 @@ export interface Config {
     /** chat.update calls per minute per workspace the pacer may spend (Tier 3 ≈ 50). */
     updatesPerMinute: number;
   };
-  /** HTTP listen port: Slack requests in HTTP mode; health and metrics in both modes. */
+  /**
+   * HTTP listen port (PORT, default 3000): Slack requests in HTTP mode, and the ops routes
+   * wherever `ops.server` does not move them.
+   */
   port: number;
+  ops: {
+    /**
+     * The ops routes' own server (/healthz, /readyz, /metrics). Socket Mode: always, at
+     * OPS_HOST (default 127.0.0.1) on OPS_PORT (default PORT). HTTP mode: only when OPS_PORT
+     * is set; undefined means they are served on PORT by the Slack server, on every interface.
+     */
+    server: { host: string; port: number } | undefined;
+    /** The bearer token /metrics requires (METRICS_TOKEN); undefined: /metrics is open. */
+    metricsToken: string | undefined;
+  };
   service: {
     baseUrl: string;
     token: string;
@@ -64,6 +78,14 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Whether a URL's host is this machine: 127.0.0.0/8, ::1 or localhost. The WHATWG parser has
+ * already written IPv4 in its canonical dotted form (`127.1` → `127.0.0.1`).
+ */
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
 const url = (name: string) =>
   z
     .string()
@@ -71,6 +93,18 @@ const url = (name: string) =>
     .refine((v) => /^https?:\/\/[^\s]+$/.test(v) && URL.canParse(v), {
       message: `${name} must be an http(s) URL`,
     });
+
+/**
+ * Plain http is refused unless it stays on this machine: the service token and the Slack
+ * tokens travel in the headers of these requests, readable by anyone on the way.
+ */
+function readSecureUrl(env: Env, name: string, fallback?: string): string {
+  const value = read(env, name, url(name), fallback);
+  if (value.startsWith("https://") || isLoopback(new URL(value).hostname)) return value;
+  throw new ConfigError(
+    `${name} is refused: plain http:// is allowed only for a loopback address (127.0.0.0/8, ::1, localhost); use https://.`,
+  );
+}
 
 const positiveInt = (name: string, min = 1, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -111,6 +145,69 @@ function token(env: Env, name: string, prefix: string, required: boolean): strin
   return value;
 }
 
+/**
+ * Where the ops routes are served. Socket Mode has no Slack server, so they always get their
+ * own, on loopback unless the operator opens it: the bot needs no inbound connection there.
+ * In HTTP mode they stay on the public Slack port unless OPS_PORT moves them.
+ */
+function opsServer(env: Env, socketMode: boolean, port: number): Config["ops"]["server"] {
+  const host = read(
+    env,
+    "OPS_HOST",
+    z
+      .string()
+      .trim()
+      .refine((v) => isIP(v) !== 0, {
+        message: "OPS_HOST must be an IP address to listen on, such as 127.0.0.1, 0.0.0.0 or ::",
+      }),
+    "127.0.0.1",
+  );
+  const opsPort =
+    optional(env, "OPS_PORT") === undefined
+      ? undefined
+      : read(env, "OPS_PORT", positiveInt("OPS_PORT", 0, 65535));
+  if (socketMode) return { host, port: opsPort ?? port };
+  if (opsPort === undefined) {
+    // A setting that would be silently ignored gives a false sense of privacy.
+    if (optional(env, "OPS_HOST") !== undefined) {
+      throw new ConfigError(
+        "OPS_HOST needs OPS_PORT in HTTP mode: without it /healthz, /readyz and /metrics are served on PORT, on every interface.",
+      );
+    }
+    return undefined;
+  }
+  if (opsPort !== 0 && opsPort === port) {
+    throw new ConfigError("OPS_PORT must differ from PORT in HTTP mode (or be left unset).");
+  }
+  return { host, port: opsPort };
+}
+
+function metricsToken(env: Env): string | undefined {
+  const value = optional(env, "METRICS_TOKEN");
+  if (value !== undefined && (value.length < 16 || /\s/.test(value))) {
+    throw new ConfigError(
+      "METRICS_TOKEN is malformed: it must be at least 16 characters, without spaces.",
+    );
+  }
+  return value;
+}
+
+/**
+ * Every secret the settings hold, for the log scrubber: whatever its shape, none of them may
+ * reach a log line. A new secret setting belongs here too.
+ */
+export function configuredSecrets(config: Config): string[] {
+  const { botToken, appToken, signingSecret } = config.slack;
+  const secrets = [
+    botToken,
+    appToken,
+    signingSecret,
+    config.service.token,
+    config.ops.metricsToken,
+  ];
+  return secrets.filter((s): s is string => s !== undefined && s !== "");
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const botToken = token(env, "SLACK_BOT_TOKEN", "xoxb-", true) as string;
   const appToken = token(env, "SLACK_APP_TOKEN", "xapp-", false);
@@ -120,7 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
       "SLACK_SIGNING_SECRET is required in HTTP mode (set it, or set SLACK_APP_TOKEN for Socket Mode).",
     );
   }
-  let apiUrl = read(env, "SLACK_API_URL", url("SLACK_API_URL"), "https://slack.com/api/");
+  let apiUrl = readSecureUrl(env, "SLACK_API_URL", "https://slack.com/api/");
   if (!apiUrl.endsWith("/")) apiUrl += "/";
 
   const serviceToken = optional(env, "ASSISTANT_API_TOKEN");
@@ -144,6 +241,8 @@ export function loadConfig(env: Env = process.env): Config {
     "info",
   );
 
+  const port = read(env, "PORT", positiveInt("PORT", 0, 65535), "3000");
+
   return {
     slack: {
       botToken,
@@ -157,9 +256,13 @@ export function loadConfig(env: Env = process.env): Config {
         "40",
       ),
     },
-    port: read(env, "PORT", positiveInt("PORT", 0, 65535), "3000"),
+    port,
+    ops: {
+      server: opsServer(env, appToken !== undefined, port),
+      metricsToken: metricsToken(env),
+    },
     service: {
-      baseUrl: read(env, "ASSISTANT_API_URL", url("ASSISTANT_API_URL")).replace(/\/+$/, ""),
+      baseUrl: readSecureUrl(env, "ASSISTANT_API_URL").replace(/\/+$/, ""),
       token: serviceToken,
       assistantId: read(env, "ASSISTANT_ID", z.string().trim().min(1)),
       runStartsPerMinute: read(

@@ -23,31 +23,34 @@ export interface LifecycleParts {
 }
 
 /**
- * How the bot starts and stops. Start: check the token, listen (Socket Mode gets a small
- * server for health and metrics), then resume unfinished turns. Stop: take no new answers,
- * give the running ones the grace period, leave the rest recorded for the next start.
+ * How the bot starts and stops. Start: check the token, listen (the ops routes get a small
+ * server of their own in Socket Mode, or with OPS_PORT), then resume unfinished turns.
+ * Stop: take no new answers, give the running ones the grace period, leave the rest
+ * recorded for the next start.
  */
 export function botLifecycle(parts: LifecycleParts) {
   const { app, bridge, config, logger, connection, clock } = parts;
   let opsServer: OpsServer | undefined;
   return {
-    /** Starts Slack and resumes unfinished turns; resolves with the HTTP port. */
-    async start(): Promise<{ port: number }> {
+    /** Starts Slack and resumes unfinished turns; resolves with the HTTP and ops ports. */
+    async start(): Promise<{ port: number; opsPort: number }> {
       await verifySlackToken(app, config.slack.apiUrl);
+      if (config.ops.server) opsServer = await startOpsServer(parts.routes, config.ops.server);
       let port: number;
       if (config.slack.appToken) {
-        opsServer = await startOpsServer(parts.routes, config.port);
-        port = opsServer.port;
+        port = opsServer?.port ?? config.port;
         await app.start();
       } else {
         const server = await app.start(config.port);
         port = listeningPort(server) ?? config.port;
       }
+      const opsPort = opsServer?.port ?? port;
       connection.started();
       const resumed = bridge.resume();
       const mode = config.slack.appToken ? "socket" : "http";
-      logger.info({ mode, port, resumed }, "assistant bridge started");
-      return { port };
+      const opsHost = config.ops.server?.host ?? "every interface";
+      logger.info({ mode, port, opsHost, opsPort, resumed }, "assistant bridge started");
+      return { port, opsPort };
     },
 
     /** Stops taking events, gives running answers `graceMs` to finish, then closes everything. */

@@ -2,11 +2,17 @@ import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from "@slack/bolt
 import { pino } from "pino";
 import pretty from "pino-pretty";
 import type { LogLevel } from "./config.js";
+import { secretScrubber } from "./log-scrub.js";
 
 export type Logger = pino.Logger;
 
 export interface LoggerOptions {
   level: LogLevel;
+  /**
+   * Values no line may carry (`configuredSecrets(config)`): every token and secret of the
+   * settings. Required, so no caller can forget them.
+   */
+  secrets: readonly string[];
   /** Readable lines instead of JSON; default: when stdout is a terminal. */
   pretty?: boolean;
   /** Where lines go; default stdout. Tests pass a stream to read the logs back. */
@@ -32,30 +38,21 @@ const REDACT = [
   "*.content",
 ];
 
-const SECRET = /\b(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|Bearer\s+[^\s"']+)/g;
-
-/** Masks anything that looks like a Slack token or a bearer credential. */
-export function scrub(text: string): string {
-  return text.replace(SECRET, (match) => `${match.slice(0, 5)}…[redacted]`);
-}
-
-export function createLogger({ level, pretty: usePretty, destination }: LoggerOptions): Logger {
-  const options: pino.LoggerOptions = {
+export function createLogger(options: LoggerOptions): Logger {
+  const { level, secrets, pretty: usePretty, destination } = options;
+  const scrub = secretScrubber(secrets);
+  const pinoOptions: pino.LoggerOptions = {
     level,
     redact: { paths: REDACT, censor: "[redacted]" },
     base: { service: "slack-assistant-bridge" },
-    hooks: {
-      // Messages built by libraries (Bolt's log lines) may quote URLs or errors: scrub them.
-      logMethod(args, method) {
-        const scrubbed = args.map((a) => (typeof a === "string" ? scrub(a) : a)) as typeof args;
-        method.apply(this, scrubbed);
-      },
-    },
+    // The whole JSON line, just before it is written: a secret is masked at any depth, in
+    // whatever field a library error put it, before the pretty printer or stdout sees it.
+    hooks: { streamWrite: scrub },
   };
   const readable = usePretty ?? (destination === undefined && process.stdout.isTTY === true);
   if (readable) {
     return pino(
-      options,
+      pinoOptions,
       pretty({
         colorize: destination === undefined,
         translateTime: "HH:MM:ss",
@@ -65,18 +62,16 @@ export function createLogger({ level, pretty: usePretty, destination }: LoggerOp
       }),
     );
   }
-  return destination ? pino(options, destination) : pino(options);
+  return destination ? pino(pinoOptions, destination) : pino(pinoOptions);
 }
 
-/** Bolt's Logger interface over our logger, so Bolt's lines go through the same redaction. */
+/** Bolt's Logger interface over our logger, so Bolt's lines go through the same scrubbing. */
 export function boltLogger(logger: Logger): BoltLogger {
   const child = logger.child({ component: "bolt" });
   const line = (msg: unknown[]) =>
-    scrub(
-      msg
-        .map((m) => (m instanceof Error ? m.message : typeof m === "string" ? m : safeJson(m)))
-        .join(" "),
-    );
+    msg
+      .map((m) => (m instanceof Error ? m.message : typeof m === "string" ? m : safeJson(m)))
+      .join(" ");
   let level = logger.level as BoltLogLevel;
   return {
     debug: (...msg: unknown[]) => child.debug(line(msg)),

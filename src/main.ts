@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { createBot } from "./bot.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, configuredSecrets, loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 
 /** Entry point of `npm start`: reads the settings, starts the bot, stops it cleanly. */
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, secrets: configuredSecrets(config) });
   const bot = createBot(config, logger);
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { ConfigError, configuredSecrets, loadConfig } from "../src/config.js";
 
 const base = {
   SLACK_BOT_TOKEN: "xoxb-1-secret",
@@ -125,5 +125,100 @@ describe("loadConfig: durability and safety limits", () => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe("loadConfig: URLs that carry tokens", () => {
+  it.each([
+    ["ASSISTANT_API_URL", "http://assistant.example.com"],
+    ["ASSISTANT_API_URL", "http://10.0.0.5:8787/"],
+    ["ASSISTANT_API_URL", "http://[::2]:8787"],
+    ["ASSISTANT_API_URL", "http://localhost.example.com"],
+    ["ASSISTANT_API_URL", "http://127.0.0.1.nip.io"],
+    ["SLACK_API_URL", "http://slack.com/api/"],
+    ["SLACK_API_URL", "http://192.168.1.20:9999/api"],
+  ])("refuses %s=%s: plain http off this machine", (name, value) => {
+    const error = thrownBy(() => loadConfig({ ...base, [name]: value }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toBe(
+      `ConfigError: ${name} is refused: plain http:// is allowed only for a loopback address (127.0.0.0/8, ::1, localhost); use https://.`,
+    );
+  });
+
+  it.each([
+    "http://127.0.0.1:8787",
+    "http://127.5.6.7/",
+    "http://127.1:8787",
+    "http://localhost:8787",
+    "http://[::1]:8787",
+    "https://assistant.example.com",
+    "https://10.0.0.5:8443",
+  ])("accepts %s for both", (value) => {
+    const config = loadConfig({ ...base, ASSISTANT_API_URL: value, SLACK_API_URL: value });
+    expect(config.service.baseUrl).toBe(value.replace(/\/+$/, ""));
+    expect(config.slack.apiUrl).toBe(value.endsWith("/") ? value : `${value}/`);
+  });
+});
+
+describe("loadConfig: the ops routes", () => {
+  const socket = { ...base, SLACK_APP_TOKEN: "xapp-1-abc" };
+
+  it("serves them in Socket Mode on their own server, on 127.0.0.1 and PORT by default", () => {
+    expect(loadConfig({ ...socket, PORT: "3100" }).ops).toEqual({
+      server: { host: "127.0.0.1", port: 3100 },
+      metricsToken: undefined,
+    });
+    expect(loadConfig({ ...socket, OPS_HOST: "0.0.0.0", OPS_PORT: "9100" }).ops.server).toEqual({
+      host: "0.0.0.0",
+      port: 9100,
+    });
+    expect(loadConfig({ ...socket, OPS_HOST: "::" }).ops.server?.host).toBe("::");
+  });
+
+  it("serves them on the Slack port in HTTP mode, unless OPS_PORT moves them", () => {
+    expect(loadConfig(base).ops.server).toBeUndefined();
+    expect(loadConfig({ ...base, OPS_PORT: "9100" }).ops.server).toEqual({
+      host: "127.0.0.1",
+      port: 9100,
+    });
+    expect(loadConfig({ ...base, OPS_PORT: "0", OPS_HOST: "::1" }).ops.server).toEqual({
+      host: "::1",
+      port: 0,
+    });
+  });
+
+  it("reads METRICS_TOKEN and lists it among the secrets kept out of logs", () => {
+    const config = loadConfig({
+      ...socket,
+      SLACK_SIGNING_SECRET: "shh",
+      METRICS_TOKEN: "metrics-token-0123456789",
+    });
+    expect(config.ops.metricsToken).toBe("metrics-token-0123456789");
+    expect(configuredSecrets(config).sort()).toEqual(
+      ["xoxb-1-secret", "xapp-1-abc", "shh", "svc-token", "metrics-token-0123456789"].sort(),
+    );
+    expect(configuredSecrets(loadConfig(base)).sort()).toEqual(
+      ["xoxb-1-secret", "shh", "svc-token"].sort(),
+    );
+  });
+
+  it.each([
+    [{ OPS_HOST: "localhost", OPS_PORT: "9100" }, /^OPS_HOST is malformed: .*IP address/],
+    [{ OPS_HOST: "256.1.1.1", OPS_PORT: "9100" }, /^OPS_HOST is malformed/],
+    [{ OPS_HOST: "0.0.0.0" }, /^OPS_HOST needs OPS_PORT in HTTP mode/],
+    [{ OPS_PORT: "ninety" }, /^OPS_PORT is malformed/],
+    [{ OPS_PORT: "70000" }, /^OPS_PORT is malformed/],
+    [{ OPS_PORT: "3000" }, /^OPS_PORT must differ from PORT in HTTP mode/],
+    [{ METRICS_TOKEN: "short" }, /^METRICS_TOKEN is malformed: .*at least 16/],
+    [{ METRICS_TOKEN: "long enough but has spaces" }, /^METRICS_TOKEN is malformed/],
+  ])("refuses %o with one sentence naming the variable", (change, message) => {
+    const env = { ...base, ...change } as Record<string, string | undefined>;
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("does not echo a malformed METRICS_TOKEN", () => {
+    const error = thrownBy(() => loadConfig({ ...base, METRICS_TOKEN: "very-secret x" }));
+    expect(String(error)).not.toContain("very-secret");
   });
 });

@@ -7,11 +7,19 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
+export interface OpsListen {
+  /** Port; 0 picks a free one. */
+  port: number;
+  /** The address to bind (OPS_HOST): an IP, `0.0.0.0` or `::` for every interface. */
+  host: string;
+}
+
 /**
  * A small HTTP server for the ops routes alone: in Socket Mode no Slack HTTP server exists
- * to carry them. Unknown paths get 404, a known path with another method 405.
+ * to carry them, and in HTTP mode (OPS_PORT) it keeps them off the public Slack port.
+ * Unknown paths get 404, a known path with another method 405.
  */
-export async function startOpsServer(routes: OpsRoute[], port: number): Promise<OpsServer> {
+export async function startOpsServer(routes: OpsRoute[], listen: OpsListen): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const matching = routes.filter((r) => r.path === path);
@@ -30,7 +38,7 @@ export async function startOpsServer(routes: OpsRoute[], port: number): Promise<
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, () => {
+    server.listen(listen.port, listen.host, () => {
       server.off("error", reject);
       resolve();
     });

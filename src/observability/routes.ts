@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Clock, settleWithin, systemClock } from "../time.js";
+import { bearerMatches } from "./bearer.js";
 import type { Metrics } from "./metrics.js";
 
 export interface Readiness {
@@ -9,6 +10,14 @@ export interface Readiness {
   timeoutMs?: number;
   /** Times the checks; default the system clock. */
   clock?: Clock;
+}
+
+export interface OpsAccess {
+  /**
+   * When set, `/metrics` answers only a request with `Authorization: Bearer <token>`;
+   * default unset: open to whoever reaches the port.
+   */
+  metricsToken?: string | undefined;
 }
 
 export interface OpsRoute {
@@ -29,9 +38,15 @@ async function verdict(
 
 /**
  * `/healthz` (the process lives), `/readyz` (it can do its work: 200 or 503 with each
- * check's verdict as JSON), `/metrics` (Prometheus text format).
+ * check's verdict as JSON), `/metrics` (Prometheus text format, behind a bearer token when
+ * one is configured). None of them costs a service request of its own: a check that asks the
+ * service is given here already cached (verdict-cache.ts).
  */
-export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
+export function opsRoutes(
+  metrics: Metrics,
+  readiness: Readiness,
+  access: OpsAccess = {},
+): OpsRoute[] {
   const { timeoutMs = 3_000, clock = systemClock } = readiness;
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
@@ -56,7 +71,16 @@ export function opsRoutes(metrics: Metrics, readiness: Readiness): OpsRoute[] {
     {
       path: "/metrics",
       method: "GET",
-      handler: async (_req, res) => {
+      handler: async (req, res) => {
+        const { metricsToken } = access;
+        if (metricsToken !== undefined && !bearerMatches(req.headers.authorization, metricsToken)) {
+          res.writeHead(401, {
+            "content-type": "text/plain",
+            "www-authenticate": 'Bearer realm="metrics"',
+          });
+          res.end("unauthorized\n");
+          return;
+        }
         const body = await metrics.registry.metrics();
         res.writeHead(200, { "content-type": metrics.registry.contentType });
         res.end(body);

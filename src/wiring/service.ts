@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { Metrics } from "../observability/metrics.js";
 import { serviceProbe } from "../observability/service-probe.js";
+import { cachedVerdict } from "../observability/verdict-cache.js";
 import { ServiceBudget } from "../service/budget.js";
 import { ServiceClient } from "../service/client.js";
 import type { Clock } from "../time.js";
@@ -22,7 +23,8 @@ export function wireService(config: Config, clock: Clock, metrics: Metrics) {
     maxRetries: 0,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
   });
-  // Readiness asks the service once, without retries, through the same budget.
+  // Readiness asks the service once, without retries, through the same budget, and at most
+  // once per 10 s however often /readyz is called (the contract's bound for the ops routes).
   const probeClient = new ServiceClient({
     baseUrl,
     token,
@@ -32,10 +34,14 @@ export function wireService(config: Config, clock: Clock, metrics: Metrics) {
     connectTimeoutMs: 2_000,
     headersTimeoutMs: 2_000,
   });
-  const probe = serviceProbe({
-    request: ({ signal, onQueued }) =>
-      probeClient.listThreads({ assistantId }, { maxPages: 1, signal, onQueued }),
-  });
+  const probe = cachedVerdict(
+    serviceProbe({
+      clock,
+      request: ({ signal, onQueued }) =>
+        probeClient.listThreads({ assistantId }, { maxPages: 1, signal, onQueued }),
+    }),
+    { maxAgeMs: 10_000, clock },
+  );
   return {
     budget,
     service,

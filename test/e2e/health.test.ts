@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
+import { SkippableClock } from "../support/manual-clock.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -43,7 +44,8 @@ describe("health and metrics in HTTP mode", () => {
   });
 
   it("is not ready while the service fails, and ready again once it answers", async () => {
-    h = await startHarness();
+    const clock = new SkippableClock();
+    h = await startHarness({ clock });
     h.sim.control.failRequests({ count: 1, status: 503, pathPattern: /^\/v1\/threads$/ });
     const down = await get(`${h.botUrl}/readyz`);
     expect(down.status).toBe(503);
@@ -51,8 +53,10 @@ describe("health and metrics in HTTP mode", () => {
       status: "not ready",
       checks: { database: true, slack: true, service: false },
     });
-    // The probe is not retried: one failed request, one verdict.
+    // The probe is not retried: one failed request, one verdict, kept for 10 s.
     expect(h.sim.control.requests.filter((r) => r.status === 503)).toHaveLength(1);
+    expect((await get(`${h.botUrl}/readyz`)).status).toBe(503);
+    clock.skip(10_000);
     expect((await get(`${h.botUrl}/readyz`)).status).toBe(200);
   });
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../../src/bot.js";
-import { loadConfig } from "../../src/config.js";
+import { configuredSecrets, loadConfig } from "../../src/config.js";
 import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { createLogger } from "../../src/logger.js";
 import { BOT_TOKEN } from "../support/bridge-harness.js";
@@ -34,7 +34,8 @@ function botFor(apiUrl: string): { bot: Bot; logs: string[] } {
       return true;
     },
   } as unknown as NodeJS.WritableStream;
-  return { bot: createBot(config, createLogger({ level: "debug", destination })), logs };
+  const logger = createLogger({ level: "debug", secrets: configuredSecrets(config), destination });
+  return { bot: createBot(config, logger), logs };
 }
 
 describe("starting", () => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
-import { loadConfig } from "../../src/config.js";
+import { configuredSecrets, loadConfig } from "../../src/config.js";
 import {
   type FakeSlack,
   type FakeSlackOptions,
@@ -56,6 +56,8 @@ export interface Harness {
   bot: Bot;
   /** `http://127.0.0.1:<port>` of the bot (HTTP mode: Slack requests, health, metrics). */
   botUrl: string;
+  /** `http://127.0.0.1:<port>` of the ops routes (the same as botUrl unless OPS_PORT moves them). */
+  opsUrl: string;
   databasePath: string;
   /** Every log line the bot wrote, as JSON text. */
   logs: string[];
@@ -139,7 +141,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   let extraEnv = options.env ?? {};
   let clock = options.clock ?? systemClock;
 
-  const launch = async (): Promise<{ bot: Bot; botUrl: string }> => {
+  const launch = async (): Promise<{ bot: Bot; botUrl: string; opsUrl: string }> => {
     const env: Record<string, string> = {
       SLACK_BOT_TOKEN: BOT_TOKEN,
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
@@ -154,11 +156,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...extraEnv,
     };
     const config = loadConfig(env);
-    const logger = createLogger({ level: config.logLevel, destination: captureLogs(logs) });
+    const logger = createLogger({
+      level: config.logLevel,
+      secrets: configuredSecrets(config),
+      destination: captureLogs(logs),
+    });
     const bot = createBot(config, logger, clock);
     try {
-      const { port } = await bot.start();
-      return { bot, botUrl: `http://127.0.0.1:${port}` };
+      const { port, opsPort } = await bot.start();
+      return { bot, botUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}` };
     } catch (error) {
       // A start that failed still opened the database and maybe a listener.
       await bot.stop(0).catch(() => {});
@@ -166,7 +172,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     }
   };
 
-  let { bot, botUrl } = await launch().catch(async (error: unknown) => {
+  let { bot, botUrl, opsUrl } = await launch().catch(async (error: unknown) => {
     await closeFakes();
     throw error;
   });
@@ -182,6 +188,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     get botUrl() {
       return botUrl;
+    },
+    get opsUrl() {
+      return opsUrl;
     },
     databasePath,
     logs,
@@ -276,7 +285,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await bot.stop(2_000);
       if (env) extraEnv = { ...extraEnv, ...env };
       if (nextClock) clock = nextClock;
-      ({ bot, botUrl } = await launch());
+      ({ bot, botUrl, opsUrl } = await launch());
       running = true;
     },
     close() {

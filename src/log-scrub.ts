@@ -1,0 +1,36 @@
+/**
+ * What no log line may carry: the secrets the settings hold, whatever their shape, and
+ * anything shaped like a Slack token or a bearer credential. It is applied to each whole
+ * line once pino has written it as JSON, so a secret is found wherever it sits: at any depth
+ * of an object or array, in an error's message, stack or cause, in a library's own fields.
+ */
+
+/** Slack tokens and bearer credentials, configured or not (a user token in an error, say). */
+const SHAPES = /\b(?:xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|Bearer\s+[^\s"'\\]+)/g;
+
+/** A secret as it may appear in a line: as written, in a JSON string, in JSON quoted again. */
+function forms(secret: string): string[] {
+  const written = [secret];
+  for (let depth = 0; depth < 2; depth++) {
+    written.push(JSON.stringify(written.at(-1)).slice(1, -1));
+  }
+  return written;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** A function that masks every one of `secrets` and every token shape in a text. */
+export function secretScrubber(secrets: readonly string[]): (text: string) => string {
+  // Longest first, so the escaped form of a secret is taken whole, not its unescaped prefix.
+  const literal = [...new Set(secrets.filter((s) => s !== "").flatMap(forms))]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp);
+  const known = literal.length > 0 ? new RegExp(literal.join("|"), "g") : undefined;
+  return (text) => {
+    // Configured secrets first and whole: a shape could otherwise stop inside one.
+    const masked = known ? text.replace(known, "[redacted]") : text;
+    return masked.replace(SHAPES, (match) => `${match.slice(0, 5)}…[redacted]`);
+  };
+}
