@@ -21,10 +21,18 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/**
+ * A configured value shorter than this is not masked by value: masking every "t" of every
+ * line for a one-letter test token would break every line's JSON, and a value that short
+ * protects nothing. Real tokens are far longer.
+ */
+const MIN_SECRET_CHARS = 8;
+
 /** A function that masks every one of `secrets` and every token shape in a text. */
 export function secretScrubber(secrets: readonly string[]): (text: string) => string {
   // Longest first, so the escaped form of a secret is taken whole, not its unescaped prefix.
-  const literal = [...new Set(secrets.filter((s) => s !== "").flatMap(forms))]
+  const usable = secrets.filter((s) => s.length >= MIN_SECRET_CHARS);
+  const literal = [...new Set(usable.flatMap(forms))]
     .sort((a, b) => b.length - a.length)
     .map(escapeRegExp);
   const known = literal.length > 0 ? new RegExp(literal.join("|"), "g") : undefined;

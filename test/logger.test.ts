@@ -91,6 +91,17 @@ describe("the logger's scrubbing", () => {
     expect(lines.join("\n")).not.toContain("with\\\\quote");
   });
 
+  it("leaves a value too short to be a secret alone, so every line stays JSON", () => {
+    const { logger, lines } = capture({ secrets: ["t", ...Object.values(SECRETS)] });
+    logger.info({ state: "started", note: `with ${SECRETS.service}` }, "the bot started");
+    const line = JSON.parse(lines[0] ?? "{}") as { msg?: string; state?: string; note?: string };
+    expect([line.msg, line.state, line.note]).toEqual([
+      "the bot started",
+      "started",
+      "with [redacted]",
+    ]);
+  });
+
   it("masks token shapes nobody configured: Slack tokens and bearer credentials", () => {
     const { logger, lines } = capture({ secrets: [] });
     logger.warn(
