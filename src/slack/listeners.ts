@@ -56,6 +56,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     // Nobody is looked up or told anything about a message that would not be answered.
     if (!deps.bridge.wouldAnswer(inbound)) {
       deps.onInbound?.("ignored");
+      deps.logger.debug({ result: "ignored", channel, ts: inbound.ts }, "inbound message");
       return;
     }
     const refusal = await deps.admission.check({

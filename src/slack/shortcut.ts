@@ -110,7 +110,8 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       return;
     }
     // Checked again here, where the work starts (a modal can be submitted by anyone holding it).
-    const refusal = await deps.admission.check(authorOf(body));
+    const author = authorOf(body);
+    const refusal = await deps.admission.check(author);
     if (refusal !== undefined) {
       await refuse(REFUSAL_NOTES[refusal]);
       return;
@@ -143,6 +144,7 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
         threadTs,
         ts,
         user,
+        authorTeam: author.team ?? team,
         text: question,
         hasFiles: false,
         mentioned: true,
