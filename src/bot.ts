@@ -78,14 +78,22 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     history: slack.history,
   });
 
-  const { users, postGate } = slack;
+  const { users, postGate, installation, admission, notes } = slack;
   const onInbound = (result: string) => metrics.inbound.inc({ result });
-  registerMessageListeners(app, { bridge, users, slack: slack.slack, logger, onInbound });
-  registerControls(app, { bridge, settings: stores.settings, logger, slack: slack.slack });
+  const trust = { installation, admission, notes };
+  registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound });
+  registerControls(app, {
+    bridge,
+    settings: stores.settings,
+    logger,
+    slack: slack.slack,
+    ...trust,
+  });
   registerShortcut(app, {
     bridge,
     logger,
     slack: slack.slack,
+    ...trust,
     postQuestion: (target, text) =>
       postGate.post(target, async () => {
         const message = { channel: target.channel, thread_ts: target.threadTs, text };

@@ -44,6 +44,17 @@ export interface Config {
   };
   databasePath: string;
   logLevel: LogLevel;
+  /** Who may use the bot (contract: Trust). */
+  trust: {
+    /**
+     * Workspace (`T…`) and Enterprise org (`E…`) ids whose people are answered
+     * (ALLOWED_TEAM_IDS); undefined: the workspace the bot is installed in, and its org when
+     * it has one (both from auth.test).
+     */
+    allowedTeamIds: readonly string[] | undefined;
+    /** Whether guests (restricted and ultra-restricted accounts) are answered (ALLOW_GUESTS, default true). */
+    allowGuests: boolean;
+  };
   limits: {
     /** A person's message longer than this (characters) is answered with a note instead. */
     maxMessageChars: number;
@@ -131,6 +142,31 @@ function read<T>(env: Env, name: string, schema: z.ZodType<T>, fallback?: string
 function optional(env: Env, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw === undefined || raw === "" ? undefined : raw;
+}
+
+/** ALLOWED_TEAM_IDS: ids separated by commas; unset or empty means the default. */
+function teamIds(env: Env): string[] | undefined {
+  const raw = optional(env, "ALLOWED_TEAM_IDS");
+  if (raw === undefined) return undefined;
+  const ids = raw
+    .split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "");
+  const wrong = ids.find((id) => !/^[TE][A-Z0-9]{2,}$/.test(id));
+  if (wrong !== undefined || ids.length === 0) {
+    throw new ConfigError(
+      `ALLOWED_TEAM_IDS is malformed: ${wrong === undefined ? "it names no id" : `"${wrong}" is not a workspace (T…) or Enterprise org (E…) id`}; give ids separated by commas.`,
+    );
+  }
+  return [...new Set(ids)];
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new ConfigError(`${name} is malformed: it must be true or false.`);
 }
 
 function token(env: Env, name: string, prefix: string, required: boolean): string | undefined {
@@ -280,6 +316,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     databasePath: read(env, "DATABASE_PATH", z.string().trim().min(1), "./data/bridge.db"),
     logLevel,
+    trust: {
+      allowedTeamIds: teamIds(env),
+      allowGuests: flag(env, "ALLOW_GUESTS", true),
+    },
     limits: {
       maxMessageChars: read(env, "MAX_MESSAGE_CHARS", positiveInt("MAX_MESSAGE_CHARS"), "20000"),
       runTimeoutMs:

@@ -67,6 +67,10 @@ describe("loadConfig", () => {
     [{ THREAD_CONTEXT_CHARS: "lots" }, /^THREAD_CONTEXT_CHARS is malformed/],
     [{ THREAD_CONTEXT_CHARS: "100" }, /^THREAD_CONTEXT_CHARS is malformed: .*0 \(off\)/],
     [{ THREAD_CONTEXT_CHARS: "999999" }, /^THREAD_CONTEXT_CHARS is malformed/],
+    [{ ALLOWED_TEAM_IDS: "T0001 T0002" }, /^ALLOWED_TEAM_IDS is malformed: "T0001 T0002" is not/],
+    [{ ALLOWED_TEAM_IDS: "T0001,acme" }, /^ALLOWED_TEAM_IDS is malformed: "acme" is not/],
+    [{ ALLOWED_TEAM_IDS: ", ," }, /^ALLOWED_TEAM_IDS is malformed: it names no id/],
+    [{ ALLOW_GUESTS: "no" }, /^ALLOW_GUESTS is malformed: it must be true or false/],
   ])("refuses %o with one sentence naming the variable", (change, message) => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -82,6 +86,22 @@ describe("loadConfig", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect(String(error)).toMatch(new RegExp(`^ConfigError: ${name} is malformed`));
     expect(String(error)).not.toContain("very-secret");
+  });
+});
+
+describe("loadConfig: who may use the bot", () => {
+  it("answers the installation's own workspace and its guests by default", () => {
+    expect(loadConfig(base).trust).toEqual({ allowedTeamIds: undefined, allowGuests: true });
+    expect(loadConfig({ ...base, ALLOWED_TEAM_IDS: " " }).trust.allowedTeamIds).toBeUndefined();
+  });
+
+  it("reads ALLOWED_TEAM_IDS as workspace and org ids, and ALLOW_GUESTS", () => {
+    const { trust } = loadConfig({
+      ...base,
+      ALLOWED_TEAM_IDS: "T0001, E0ORG ,T0001,TPARTNER",
+      ALLOW_GUESTS: "FALSE",
+    });
+    expect(trust).toEqual({ allowedTeamIds: ["T0001", "E0ORG", "TPARTNER"], allowGuests: false });
   });
 });
 

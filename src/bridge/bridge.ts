@@ -51,14 +51,10 @@ export class Bridge {
    */
   accept(inbound: Inbound): AcceptResult {
     const { conversations, turns } = this.deps;
+    if (!this.wouldAnswer(inbound)) return "ignored";
     const key = { team: inbound.team, channel: inbound.channel, threadTs: inbound.threadTs };
-    let conversation = conversations.find(key);
-    // Channels: a mention starts or continues a conversation; other thread replies only
-    // continue one. DMs: every message is answered.
-    if (!conversation) {
-      if (!inbound.mentioned && !inbound.isDirect) return "ignored";
-      conversation = conversations.ensure(key, this.deps.assistantFor(inbound));
-    }
+    const conversation =
+      conversations.find(key) ?? conversations.ensure(key, this.deps.assistantFor(inbound));
     const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
     const overLimit = turns.unfinishedCountBy(inbound.team, inbound.user) >= limit;
     const turn = turns.create({
@@ -68,6 +64,7 @@ export class Bridge {
       threadTs: inbound.threadTs,
       messageTs: inbound.ts,
       user: inbound.user,
+      authorTeam: inbound.authorTeam ?? inbound.team,
       content: inbound.text,
       notes: inbound.hasFiles ? [FILES_NOTE] : [],
     });
@@ -88,6 +85,20 @@ export class Bridge {
     );
     this.schedule(turn);
     return "accepted";
+  }
+
+  /**
+   * Whether this message would be answered, read without writing anything: so the Slack edge
+   * can refuse a person who may not use the bot before any row exists, and stay silent for
+   * messages that would not be answered anyway. Channels: a mention starts or continues a
+   * conversation; other thread replies only continue one. DMs: every message is answered.
+   */
+  wouldAnswer(
+    inbound: Pick<Inbound, "team" | "channel" | "threadTs" | "mentioned" | "isDirect">,
+  ): boolean {
+    if (inbound.mentioned || inbound.isDirect) return true;
+    const { team, channel, threadTs } = inbound;
+    return this.deps.conversations.find({ team, channel, threadTs }) !== undefined;
   }
 
   /** Schedules every unfinished turn found in the store (after a restart), in order. */

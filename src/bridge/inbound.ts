@@ -3,6 +3,10 @@
  * the bridge records and answers it; nothing else about Slack reaches the bridge.
  */
 export interface Inbound {
+  /**
+   * The installation's workspace: with channel and thread it keys the conversation, and
+   * with the ts the turn, whoever wrote the message.
+   */
   team: string;
   channel: string;
   /** A DM (`im`) is answered without a mention. */
@@ -12,6 +16,11 @@ export interface Inbound {
   /** The message's own ts (the dedup key with team and channel). */
   ts: string;
   user: string;
+  /**
+   * The writer's own organisation, kept on the turn; default `team`. In a Slack Connect
+   * channel it is the other side's. Whether they may be answered is decided before accept.
+   */
+  authorTeam?: string;
   /** Readable plain text for the service: bot mention removed, markup made readable, trimmed. */
   text: string;
   /** The message carried files or images (they are not passed on). */

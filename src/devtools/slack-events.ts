@@ -31,7 +31,14 @@ export interface MessageFields {
   /** Default: a fresh {@link nextTs}. */
   ts?: string;
   thread_ts?: string;
+  /** The event's `team`; default the installation's, "T0001". */
   team?: string;
+  /**
+   * The writer's own workspace when it is not the installation's (a Slack Connect channel):
+   * Slack then sets `team`, `user_team` and `source_team` to it, while the envelope still
+   * names the installation.
+   */
+  userTeam?: string;
   files?: unknown[];
 }
 
@@ -44,9 +51,13 @@ function messageBase(type: string, fields: MessageFields): Payload {
     ts,
     channel: fields.channel,
     event_ts: ts,
-    team: fields.team ?? DEFAULT_TEAM,
+    team: fields.userTeam ?? fields.team ?? DEFAULT_TEAM,
     client_msg_id: randomUUID(),
   };
+  if (fields.userTeam !== undefined) {
+    event.user_team = fields.userTeam;
+    event.source_team = fields.userTeam;
+  }
   if (fields.thread_ts !== undefined) event.thread_ts = fields.thread_ts;
   if (fields.files !== undefined) event.files = fields.files;
   return event;
@@ -78,7 +89,15 @@ export function messageEvent(fields: MessageEventFields): Payload {
 export interface EnvelopeOptions {
   /** Default: a fresh "Ev…" id. Reuse it to model a retry of the same event. */
   eventId?: string;
+  /** The installation's workspace (`team_id`, `authorizations`); default "T0001", whatever the event's `team`. */
   teamId?: string;
+  /** `authorizations[0].enterprise_id`; default null (not an Enterprise org). */
+  enterpriseId?: string;
+  /**
+   * `is_ext_shared_channel`; default true when the event's `user_team` is another workspace
+   * than the installation's.
+   */
+  sharedChannel?: boolean;
   apiAppId?: string;
   /** The bot user in `authorizations`. Default "UBOT". */
   botUserId?: string;
@@ -86,9 +105,13 @@ export interface EnvelopeOptions {
   eventTime?: number;
 }
 
-/** The `event_callback` envelope Slack wraps every Events API event in. */
+/**
+ * The `event_callback` envelope Slack wraps every Events API event in. It names the
+ * installation that receives the event, which in a shared channel is not the writer's team.
+ */
 export function eventEnvelope(event: Payload, opts: EnvelopeOptions = {}): Payload {
-  const teamId = opts.teamId ?? (typeof event.team === "string" ? event.team : DEFAULT_TEAM);
+  const teamId = opts.teamId ?? DEFAULT_TEAM;
+  const userTeam = typeof event.user_team === "string" ? event.user_team : undefined;
   return {
     token: "verification-token",
     team_id: teamId,
@@ -99,14 +122,14 @@ export function eventEnvelope(event: Payload, opts: EnvelopeOptions = {}): Paylo
     event_time: opts.eventTime ?? Math.floor(Date.now() / 1000),
     authorizations: [
       {
-        enterprise_id: null,
+        enterprise_id: opts.enterpriseId ?? null,
         team_id: teamId,
         user_id: opts.botUserId ?? DEFAULT_BOT_USER,
         is_bot: true,
         is_enterprise_install: false,
       },
     ],
-    is_ext_shared_channel: false,
+    is_ext_shared_channel: opts.sharedChannel ?? (userTeam !== undefined && userTeam !== teamId),
     event_context: `4-${randomUUID()}`,
   };
 }

@@ -21,7 +21,10 @@ export interface SlashCommandFields {
   text: string;
   user_id: string;
   channel_id: string;
+  /** The invoking person's workspace; default "T0001". */
   team_id?: string;
+  /** Their Enterprise org, when they are in one. */
+  enterprise_id?: string;
   response_url: string;
   trigger_id?: string;
   user_name?: string;
@@ -44,6 +47,7 @@ export function slashCommand(fields: SlashCommandFields): Record<string, string>
     is_enterprise_install: "false",
     response_url: fields.response_url,
     trigger_id: fields.trigger_id ?? triggerId(),
+    ...(fields.enterprise_id === undefined ? {} : { enterprise_id: fields.enterprise_id }),
   };
 }
 

@@ -42,7 +42,7 @@ export function createMetrics() {
     }),
     inbound: new Counter({
       name: "bridge_inbound_total",
-      help: "Slack messages received, by what was done with them (accepted, duplicate, ignored, malformed).",
+      help: "Slack messages received, by what was done with them (accepted, duplicate, ignored, malformed, refused, over_limit, deferred).",
       labelNames: ["result"] as const,
       registers: [registry],
     }),

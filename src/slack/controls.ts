@@ -4,7 +4,10 @@ import type { Logger } from "../logger.js";
 import type { RunSettings } from "../service/schemas.js";
 import type { SettingsStore } from "../store/stores.js";
 import { settleWithin } from "../time.js";
+import { type Admission, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
+import type { Installation } from "./installation.js";
+import type { NoteGate } from "./note-gate.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
 import type { SlackWebApi } from "./web-api.js";
 
@@ -12,8 +15,14 @@ export interface ControlDeps {
   bridge: Bridge;
   settings: SettingsStore;
   logger: Logger;
-  /** Links to replies for `status` (best effort), and the Stop button's private notes. */
-  slack: Pick<SlackWebApi, "getPermalink" | "postEphemeral">;
+  /** Links to replies for `status` (best effort). */
+  slack: Pick<SlackWebApi, "getPermalink">;
+  /** The workspace every key uses, whatever team the payload names. */
+  installation: Pick<Installation, "workspace">;
+  /** Who may use the bot: the same rule as for messages. */
+  admission: Pick<Admission, "check">;
+  /** The Stop button's private notes, paced. */
+  notes: Pick<NoteGate, "tell">;
 }
 
 /** Told when the service did not take a stop even after retrying. */
@@ -40,13 +49,26 @@ function usage(settings: RunSettings, problem?: string): string {
   ].join("\n");
 }
 
-/** `/assistant` and the Stop button. Every answer is ephemeral and acknowledged at once. */
+/**
+ * `/assistant` and the Stop button. Every answer is ephemeral and acknowledged at once. A
+ * person who may not use the bot gets the same note as for a message, and nothing changes.
+ */
 export function registerControls(app: BoltApp, deps: ControlDeps): void {
   app.command("/assistant", async ({ command, ack, respond }) => {
-    const key = { team: command.team_id, channel: command.channel_id, user: command.user_id };
+    const reply = (text: string) => ack({ response_type: "ephemeral", text });
+    const refusal = await deps.admission.check({
+      user: command.user_id,
+      team: command.team_id,
+      enterprise: command.enterprise_id,
+    });
+    if (refusal !== undefined) {
+      await reply(REFUSAL_NOTES[refusal]);
+      return;
+    }
+    const team = await deps.installation.workspace();
+    const key = { team, channel: command.channel_id, user: command.user_id };
     const current = deps.settings.get(key);
     const parsed = parseCommand(command.text ?? "");
-    const reply = (text: string) => ack({ response_type: "ephemeral", text });
     if (!parsed.ok) {
       await reply(usage(current, parsed.problem));
       return;
@@ -135,10 +157,23 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     const user = body.user.id;
     const channel = (body as { channel?: { id?: string } }).channel?.id;
     if (typeof turnId !== "string") return;
-    // The action's own channel and team: a turn of another channel is not stopped from here.
-    const team = (body as { team?: { id?: string } | null }).team?.id;
+    const payload = body as {
+      team?: { id?: string; enterprise_id?: string } | null;
+      user: { team_id?: string };
+    };
     // The stop may wait for the service; the press is acknowledged without waiting for it.
     void (async () => {
+      const refusal = await deps.admission.check({
+        user,
+        team: payload.user.team_id ?? payload.team?.id,
+        enterprise: payload.team?.enterprise_id,
+      });
+      const team = await deps.installation.workspace();
+      if (refusal !== undefined) {
+        if (channel) deps.notes.tell({ team, channel, user, text: REFUSAL_NOTES[refusal] });
+        return;
+      }
+      // The action's own channel: a turn of another channel is not stopped from here.
       const result = await deps.bridge.stop(turnId, user, { team, channel });
       if (result === "stopped" || !channel) return;
       const owner = deps.bridge.ownerOf(turnId);
@@ -148,7 +183,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           : result === "failed"
             ? STOP_FAILED
             : "This answer has already finished.";
-      await deps.slack.postEphemeral({ channel, user, text });
+      deps.notes.tell({ team, channel, user, text });
     })().catch((error: unknown) => {
       deps.logger.warn({ err: String(error) }, "stop button: could not stop or say why");
     });

@@ -18,7 +18,10 @@ const MessageEventSchema = z.looseObject({
     .optional(),
   channel: z.string().min(1),
   channel_type: z.string().optional(),
+  // In a Slack Connect channel `user_team` is the writer's own organisation; `team` is
+  // usually that too. Neither is the installation, which the envelope names.
   team: z.string().optional(),
+  user_team: z.string().optional(),
   files: z.array(z.unknown()).optional(),
   attachments: z.array(z.unknown()).optional(),
 });
@@ -31,13 +34,25 @@ const MessageEventSchema = z.looseObject({
 const ANSWERED_SUBTYPES = new Set(["file_share"]);
 
 export type ParsedEvent =
-  | { kind: "message"; inbound: Omit<Inbound, "text"> & { rawText: string } }
+  | {
+      kind: "message";
+      inbound: Omit<Inbound, "text"> & {
+        rawText: string;
+        authorTeam: string;
+        /** Whether `user_team` named the writer's organisation (not only `team`). */
+        authorTeamNamed: boolean;
+      };
+    }
   | { kind: "ignored"; reason: string }
   | { kind: "malformed"; issues: string };
 
+/**
+ * @param workspace the installation's workspace: it keys the conversation and the turn,
+ *   whoever wrote the message (see installation.ts)
+ */
 export function parseMessageEvent(
   event: unknown,
-  teamId: string | undefined,
+  workspace: string,
   botUserId: string | undefined,
 ): ParsedEvent {
   const raw = event as { subtype?: unknown; bot_id?: unknown; user?: unknown } | undefined;
@@ -59,13 +74,13 @@ export function parseMessageEvent(
     };
   }
   const e = parsed.data;
-  const team = e.team ?? teamId;
-  if (!team) return { kind: "malformed", issues: "team: missing" };
   const mentionedInText = botUserId !== undefined && e.text.includes(`<@${botUserId}`);
   return {
     kind: "message",
     inbound: {
-      team,
+      team: workspace,
+      authorTeam: e.user_team || e.team || workspace,
+      authorTeamNamed: Boolean(e.user_team),
       channel: e.channel,
       isDirect:
         e.channel_type === "im" || (e.channel_type === undefined && e.channel.startsWith("D")),

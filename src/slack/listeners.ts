@@ -1,11 +1,13 @@
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
+import { type Admission, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
+import type { Installation } from "./installation.js";
+import type { NoteGate } from "./note-gate.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
-import type { SlackWebApi } from "./web-api.js";
 
 /** Told, only to the person, when a message of theirs is not queued (too many waiting). */
 export const OVER_LIMIT_NOTE =
@@ -17,25 +19,29 @@ const NAME_LOOKUP_MS = 1_000;
 export interface ListenerDeps {
   bridge: Bridge;
   users: UserDirectory;
-  /** Notes only the person sees, in the thread of their message. */
-  slack: Pick<SlackWebApi, "postEphemeral">;
+  /** The workspace every key uses. */
+  installation: Pick<Installation, "workspace">;
+  /** Who may use the bot. */
+  admission: Pick<Admission, "check">;
+  /** Notes only the person sees, in the thread of their message, paced. */
+  notes: Pick<NoteGate, "tell">;
   logger: Logger;
   onInbound?: (result: string) => void;
 }
 
 /**
- * Message entry points: `app_mention` in channels, `message` everywhere. In HTTP mode Slack's
- * acknowledgement is sent when the listener returns (processBeforeResponse), so the turn
- * is recorded first; the listener therefore only normalizes and hands over, and the answer
- * is worked on after it returns.
+ * Message entry points: `app_mention` in channels, `message` everywhere. Slack's
+ * acknowledgement is sent when the listener returns, so the turn is recorded first; the
+ * listener therefore only decides, normalizes and hands over, and the answer is worked on
+ * after it returns.
+ *
+ * A message that would be answered is first checked against who may use the bot; a person
+ * refused gets a note only they see and nothing is recorded, posted or sent to the service.
  */
 export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void {
-  const handle = async (
-    event: unknown,
-    teamId: string | undefined,
-    botUserId: string | undefined,
-  ) => {
-    const parsed = parseMessageEvent(event, teamId, botUserId);
+  const handle = async (event: unknown, body: unknown, botUserId: string | undefined) => {
+    const workspace = await deps.installation.workspace();
+    const parsed = parseMessageEvent(event, workspace, botUserId);
     if (parsed.kind === "malformed") {
       deps.logger.warn({ issues: parsed.issues }, "dropped a malformed Slack event");
       deps.onInbound?.("malformed");
@@ -45,7 +51,34 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
       deps.logger.debug({ reason: parsed.reason }, "ignored a Slack event");
       return;
     }
-    const { rawText, ...inbound } = parsed.inbound;
+    const { rawText, authorTeamNamed, ...inbound } = parsed.inbound;
+    const { channel, user, threadTs } = inbound;
+    // Nobody is looked up or told anything about a message that would not be answered.
+    if (!deps.bridge.wouldAnswer(inbound)) {
+      deps.onInbound?.("ignored");
+      deps.logger.debug({ result: "ignored", channel, ts: inbound.ts }, "inbound message");
+      return;
+    }
+    const refusal = await deps.admission.check({
+      user,
+      team: inbound.authorTeam,
+      confirm: inExternallySharedChannel(body) && !authorTeamNamed,
+    });
+    if (refusal !== undefined) {
+      const told = deps.notes.tell({
+        team: workspace,
+        channel,
+        user,
+        threadTs,
+        text: REFUSAL_NOTES[refusal],
+      });
+      deps.onInbound?.("refused");
+      deps.logger.info(
+        { refusal, authorTeam: inbound.authorTeam, channel, note: told },
+        "message refused: the bot does not answer this person",
+      );
+      return;
+    }
     const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);
     // Names of people not yet known are looked up (users.info), but never for long: the
     // acknowledgement waits for this listener, and an id is readable enough.
@@ -55,30 +88,20 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const result = deps.bridge.accept({ ...inbound, text });
     deps.onInbound?.(result);
     if (result === "over_limit") {
-      const { channel, user, threadTs } = inbound;
-      const note = { channel, user, thread_ts: threadTs, text: OVER_LIMIT_NOTE };
-      void deps.slack
-        .postEphemeral(note)
-        .catch((error: unknown) =>
-          deps.logger.warn({ err: errorName(error) }, "could not post the over-limit note"),
-        );
+      deps.notes.tell({ team: workspace, channel, user, threadTs, text: OVER_LIMIT_NOTE });
     }
-    deps.logger.debug({ result, channel: inbound.channel, ts: inbound.ts }, "inbound message");
+    deps.logger.debug({ result, channel, ts: inbound.ts }, "inbound message");
   };
 
   app.event("app_mention", async ({ event, context, body }) => {
-    await handle(event, teamOf(body, context.teamId), context.botUserId);
+    await handle(event, body, context.botUserId);
   });
   app.event("message", async ({ event, context, body }) => {
-    await handle(event, teamOf(body, context.teamId), context.botUserId);
+    await handle(event, body, context.botUserId);
   });
 }
 
-function teamOf(body: unknown, fallback: string | undefined): string | undefined {
-  const teamId = (body as { team_id?: unknown } | undefined)?.team_id;
-  return typeof teamId === "string" ? teamId : fallback;
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
+/** The envelope says the channel is shared with other organisations (Slack Connect). */
+function inExternallySharedChannel(body: unknown): boolean {
+  return (body as { is_ext_shared_channel?: unknown } | undefined)?.is_ext_shared_channel === true;
 }

@@ -3,8 +3,11 @@ import { z } from "zod";
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
+import { type Admission, type Author, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
 import { classifyCallFailure } from "./call-failure.js";
+import type { Installation } from "./installation.js";
+import type { NoteGate } from "./note-gate.js";
 import type { SlackWebApi } from "./web-api.js";
 
 /** The message shortcut's callback_id (manifest.yml names the same). */
@@ -25,6 +28,12 @@ export interface ShortcutDeps {
   logger: Logger;
   /** Opens the question modal. */
   slack: Pick<SlackWebApi, "openView">;
+  /** The workspace every key uses, whatever team the payload names. */
+  installation: Pick<Installation, "workspace">;
+  /** Who may use the bot: the same rule as for messages. */
+  admission: Pick<Admission, "check">;
+  /** The refusal note for a person who may not use it, paced. */
+  notes: Pick<NoteGate, "tell">;
   /**
    * Posts the question visibly in the thread (through the post gate, like every reply);
    * resolves with its ts, or throws the Web API client's error.
@@ -61,6 +70,14 @@ const Metadata = z.object({
 export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
   app.shortcut<MessageShortcut>(ASK_SHORTCUT_ID, async ({ ack, shortcut }) => {
     await ack();
+    // A person who may not use the bot gets the note instead of the modal.
+    const refusal = await deps.admission.check(authorOf(shortcut));
+    if (refusal !== undefined) {
+      const team = await deps.installation.workspace();
+      const { id: user } = shortcut.user;
+      deps.notes.tell({ team, channel: shortcut.channel.id, user, text: REFUSAL_NOTES[refusal] });
+      return;
+    }
     const message = shortcut.message;
     const metadata: z.infer<typeof Metadata> = {
       channel: shortcut.channel.id,
@@ -92,8 +109,15 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       await refuse("Please write a question.");
       return;
     }
+    // Checked again here, where the work starts (a modal can be submitted by anyone holding it).
+    const author = authorOf(body);
+    const refusal = await deps.admission.check(author);
+    if (refusal !== undefined) {
+      await refuse(REFUSAL_NOTES[refusal]);
+      return;
+    }
     const { channel, threadTs } = metadata.data;
-    const team = body.team?.id ?? view.team_id;
+    const team = await deps.installation.workspace();
     const user = body.user.id;
     const posting = deps.postQuestion({ team, channel, threadTs }, askedText(user, question));
     const early = await settleWithin(posting, deps.ackWithinMs ?? 2_000);
@@ -120,6 +144,7 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
         threadTs,
         ts,
         user,
+        authorTeam: author.team ?? team,
         text: question,
         hasFiles: false,
         mentioned: true,
@@ -127,6 +152,18 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       deps.logger.debug({ result, channel, ts }, "question from the shortcut");
     }
   });
+}
+
+/** Who used the shortcut or submitted the modal: the person's own team and org. */
+function authorOf(payload: {
+  user: { id: string; team_id?: string };
+  team?: { id: string; enterprise_id?: string } | null;
+}): Author {
+  return {
+    user: payload.user.id,
+    team: payload.user.team_id ?? payload.team?.id,
+    enterprise: payload.team?.enterprise_id,
+  };
 }
 
 /** The modal: the message quoted, a field for the question. */

@@ -42,11 +42,19 @@ export const PostedMessage = z.looseObject({ ts: Ts });
 
 export const Permalink = z.looseObject({ permalink: z.string().min(1) });
 
-/** `users.info`: the names a person may go by; any of them may be empty. */
+/**
+ * `users.info`: the names a person may go by (any of them may be empty), their own workspace
+ * and Enterprise org, and whether they are a guest (`is_restricted`: multi-channel,
+ * `is_ultra_restricted`: single-channel).
+ */
 export const UserInfo = z.looseObject({
   user: z.looseObject({
     name: z.string().optional(),
     real_name: z.string().optional(),
+    team_id: z.string().optional(),
+    is_restricted: z.boolean().optional(),
+    is_ultra_restricted: z.boolean().optional(),
+    enterprise_user: z.looseObject({ enterprise_id: z.string().optional() }).nullish(),
     profile: z
       .looseObject({
         display_name: z.string().nullish(),
@@ -56,11 +64,15 @@ export const UserInfo = z.looseObject({
   }),
 });
 
-/** `auth.test`: who the token belongs to. A bot token always has a bot id. */
+/**
+ * `auth.test`: who the token belongs to. A bot token always has a bot id; `enterprise_id` is
+ * set (non-empty) only in a workspace of an Enterprise org.
+ */
 export const AuthTest = z.looseObject({
   user_id: z.string().min(1),
   bot_id: z.string().min(1).optional(),
   team_id: z.string().min(1),
+  enterprise_id: z.string().nullish(),
 });
 
 /** The parts of a block the bot reads back: its type and, for actions, the elements' ids. */

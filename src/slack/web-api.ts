@@ -60,7 +60,22 @@ export interface Identity {
   userId: string;
   /** Undefined for a token that is not a bot's. */
   botId: string | undefined;
+  /** The workspace the bot is installed in. */
   teamId: string;
+  /** Its Enterprise org; undefined outside Enterprise Grid. */
+  enterpriseId: string | undefined;
+}
+
+/** What `users.info` says of a person, as far as the bot uses it. */
+export interface SlackPerson {
+  /** The name to show; undefined when every name is empty. */
+  displayName: string | undefined;
+  /** The person's own workspace. */
+  teamId: string | undefined;
+  /** Their Enterprise org, when they belong to one. */
+  enterpriseId: string | undefined;
+  /** A guest account: restricted (multi-channel) or ultra-restricted (single-channel). */
+  guest: boolean;
 }
 
 /**
@@ -81,9 +96,9 @@ export interface SlackWebApi {
   getPermalink(args: { channel: string; message_ts: string }): Promise<string>;
   /**
    * `users.info`: the name to show for a person (display name, else real name, else
-   * handle); undefined when every one of them is empty.
+   * handle), their workspace and org, and whether they are a guest.
    */
-  userInfo(user: string): Promise<{ displayName: string } | undefined>;
+  userInfo(user: string): Promise<SlackPerson>;
   /** `conversations.replies`: one page of a thread, oldest first. */
   replies(args: RepliesArgs): Promise<ThreadPage>;
   /** `auth.test`. */
@@ -119,12 +134,17 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async userInfo(user) {
       const answer = parseResponse("users.info", UserInfo, await client.users.info({ user }));
-      const { name, real_name, profile } = answer.user;
+      const { name, real_name, profile, team_id, enterprise_user } = answer.user;
       // The first name that is set: an empty display name means "use the real name".
       const shown = [profile?.display_name, profile?.real_name, real_name, name].find(
         (candidate) => typeof candidate === "string" && candidate.trim() !== "",
       );
-      return shown ? { displayName: shown } : undefined;
+      return {
+        displayName: shown ?? undefined,
+        teamId: team_id || undefined,
+        enterpriseId: enterprise_user?.enterprise_id || undefined,
+        guest: answer.user.is_restricted === true || answer.user.is_ultra_restricted === true,
+      };
     },
 
     async replies(args) {
@@ -133,7 +153,12 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async authTest() {
       const answer = parseResponse("auth.test", AuthTest, await client.auth.test());
-      return { userId: answer.user_id, botId: answer.bot_id, teamId: answer.team_id };
+      return {
+        userId: answer.user_id,
+        botId: answer.bot_id,
+        teamId: answer.team_id,
+        enterpriseId: answer.enterprise_id || undefined,
+      };
     },
 
     async openView(args) {

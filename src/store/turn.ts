@@ -29,11 +29,17 @@ export type TurnOutcome = "completed" | "failed" | "stopped" | "error";
 export interface Turn {
   id: string;
   conversationId: number;
+  /** The installation's workspace: with channel and ts, the key of the turn. */
   team: string;
   channel: string;
   threadTs: string;
   messageTs: string;
   user: string;
+  /**
+   * The organisation the person who asked belongs to (their workspace or Enterprise org):
+   * in a Slack Connect channel it differs from `team`, which keys the turn.
+   */
+  authorTeam: string;
   /** The person's question, as readable text. */
   content: string;
   /** Short notes shown under the reply (files not passed on, a thread left out). */
@@ -66,6 +72,8 @@ export interface NewTurn {
   threadTs: string;
   messageTs: string;
   user: string;
+  /** The person's organisation; default `team` (a person of the installation's workspace). */
+  authorTeam?: string;
   content: string;
   notes: string[];
 }
@@ -110,6 +118,7 @@ export class IllegalTransition extends Error {
 export function receivedTurn(input: NewTurn, id: string, now: number): Turn {
   return {
     ...input,
+    authorTeam: input.authorTeam ?? input.team,
     id,
     state: "received",
     outcome: null,

@@ -1,7 +1,10 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
+import { Admission } from "../slack/admission.js";
 import type { BoltApp } from "../slack/app.js";
+import { Installation } from "../slack/installation.js";
+import { NoteGate } from "../slack/note-gate.js";
 import { Pacer } from "../slack/pacer.js";
 import { PostGate } from "../slack/post-gate.js";
 import { PacedEdits } from "../slack/reply.js";
@@ -15,7 +18,8 @@ import type { Clock } from "../time.js";
 
 /**
  * The Slack side the bridge writes through: the Web API adapters, one call scheduler with
- * the edit and post policies on it, the reply strategy, names and thread history.
+ * the edit, post and note policies on it, the reply strategy, people and thread history, and
+ * who may use the bot.
  */
 export function wireSlack(
   app: BoltApp,
@@ -47,13 +51,39 @@ export function wireSlack(
     findReply: (where) => findReplyInThread(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
+  const notes = new NoteGate({
+    scheduler,
+    send: ({ threadTs, ...note }) =>
+      slack.postEphemeral({ ...note, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) }),
+    onFailed: (note, error) =>
+      logger.warn({ err: errorText(error), channel: note.channel }, "could not post a note"),
+  });
   const users = new UserDirectory({ lookup: (id) => slack.userInfo(id), now: () => clock.now() });
+  const installation = new Installation(() => slack.authTest());
+  const admission = new Admission({
+    ...config.trust,
+    installation,
+    people: users,
+    clock,
+    logger,
+  });
   const history = new SlackThreadHistory({
-    client: { replies: (args) => slack.replies(args), whoAmI: () => slack.authTest() },
+    client: { replies: (args) => slack.replies(args), whoAmI: () => installation.whoAmI() },
     users,
     clock,
   });
-  return { slack, scheduler, pacer, postGate, replies, users, history };
+  return {
+    slack,
+    scheduler,
+    pacer,
+    postGate,
+    notes,
+    replies,
+    users,
+    installation,
+    admission,
+    history,
+  };
 }
 
 export function errorText(error: unknown): string {

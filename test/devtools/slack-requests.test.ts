@@ -64,6 +64,43 @@ describe("builders", () => {
   });
 });
 
+describe("shared-channel events", () => {
+  it("name the writer's team in the event and the installation in the envelope", () => {
+    const event = messageEvent({
+      channel: "C1",
+      user: "U9",
+      text: "hi",
+      channel_type: "channel",
+      userTeam: "TPARTNER",
+    });
+    expect(event).toMatchObject({
+      team: "TPARTNER",
+      user_team: "TPARTNER",
+      source_team: "TPARTNER",
+    });
+    expect(eventEnvelope(event)).toMatchObject({
+      team_id: "T0001",
+      authorizations: [{ team_id: "T0001", enterprise_id: null }],
+      is_ext_shared_channel: true,
+    });
+    const own = appMention({ channel: "C1", user: "U1", text: "hi" });
+    expect(own).not.toHaveProperty("user_team");
+    expect(eventEnvelope(own, { enterpriseId: "E0ORG" })).toMatchObject({
+      is_ext_shared_channel: false,
+      authorizations: [{ team_id: "T0001", enterprise_id: "E0ORG" }],
+    });
+  });
+
+  it("carry the invoking person's Enterprise org in a slash command when given", () => {
+    const fields = { text: "", user_id: "U1", channel_id: "C1", response_url: "http://x" };
+    expect(slashCommand(fields)).not.toHaveProperty("enterprise_id");
+    expect(slashCommand({ ...fields, team_id: "T9", enterprise_id: "E9" })).toMatchObject({
+      team_id: "T9",
+      enterprise_id: "E9",
+    });
+  });
+});
+
 describe("postToBot", () => {
   let captured: { headers: IncomingMessage["headers"]; body: string } | undefined;
   const server = createServer((req, res) => {

@@ -85,10 +85,31 @@ describe("the Web API adapters against the fake Slack", () => {
     fake.seedUser({ id: "U1", name: "ada", real_name: "Ada Lovelace", display_name: "Ada" });
     fake.seedUser({ id: "U2", name: "grace", real_name: "Grace Hopper" });
     fake.seedUser({ id: "U3", name: "alan" });
-    expect(await slack.userInfo("U1")).toEqual({ displayName: "Ada" });
-    expect(await slack.userInfo("U2")).toEqual({ displayName: "Grace Hopper" });
-    expect(await slack.userInfo("U3")).toEqual({ displayName: "alan" });
+    const nameOf = async (id: string) => (await slack.userInfo(id)).displayName;
+    expect(await nameOf("U1")).toBe("Ada");
+    expect(await nameOf("U2")).toBe("Grace Hopper");
+    expect(await nameOf("U3")).toBe("alan");
     expect(fake.callsTo("users.info").map((c) => c.args.user)).toEqual(["U1", "U2", "U3"]);
+  });
+
+  it("says a person's workspace and org, and whether they are a guest", async () => {
+    fake.seedUser({ id: "U1", name: "ada" });
+    fake.seedUser({ id: "U2", name: "gus", is_restricted: true });
+    fake.seedUser({ id: "U3", name: "uma", is_ultra_restricted: true });
+    fake.seedUser({ id: "U4", name: "pat", team_id: "TPARTNER", enterprise_id: "E0PARTNER" });
+    expect(await slack.userInfo("U1")).toEqual({
+      displayName: "ada",
+      teamId: fake.teamId,
+      enterpriseId: undefined,
+      guest: false,
+    });
+    expect((await slack.userInfo("U2")).guest).toBe(true);
+    expect((await slack.userInfo("U3")).guest).toBe(true);
+    expect(await slack.userInfo("U4")).toMatchObject({
+      teamId: "TPARTNER",
+      enterpriseId: "E0PARTNER",
+      guest: false,
+    });
   });
 
   it("says who the bot is", async () => {
@@ -96,6 +117,7 @@ describe("the Web API adapters against the fake Slack", () => {
       userId: fake.botUserId,
       botId: fake.botId,
       teamId: fake.teamId,
+      enterpriseId: undefined,
     });
   });
 
@@ -260,6 +282,6 @@ describe("answers the bot cannot use", () => {
     malformed.answer({
       user: { id: "U1", name: "", profile: { display_name: "", real_name: "" } },
     });
-    expect(await malformed.slack.userInfo("U1")).toBeUndefined();
+    expect((await malformed.slack.userInfo("U1")).displayName).toBeUndefined();
   });
 });

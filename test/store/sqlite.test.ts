@@ -59,4 +59,27 @@ describe("the SQLite file", () => {
     ]);
     db.close();
   });
+
+  it("reads turns recorded before the author's team was kept as asked from their own team", () => {
+    const path = join(tempDir(), "bridge.db");
+    const first = openSqliteStores(path, () => 1_000);
+    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
+    first.turns.create({
+      conversationId: c.id,
+      team: "T",
+      channel: "C",
+      threadTs: "1.1",
+      messageTs: "1.1",
+      user: "U1",
+      content: "q",
+      notes: [],
+    });
+    first.close();
+    const db = openDatabase(path);
+    db.exec("UPDATE turns SET author_team = NULL");
+    db.close();
+    const again = openSqliteStores(path, () => 2_000);
+    expect(again.turns.byMessage("T", "C", "1.1")?.authorTeam).toBe("T");
+    again.close();
+  });
 });

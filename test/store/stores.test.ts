@@ -72,6 +72,17 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(stores.turns.byMessage("T", "C", "1.1")?.id).toBe(turn?.id);
   });
 
+  it("keeps the asking person's organisation apart from the workspace that keys the turn", () => {
+    const stores = open();
+    const c = stores.conversations.ensure(KEY, "asst");
+    const fields = { conversationId: c.id, ...KEY, user: "U9", content: "q", notes: [] };
+    const external = stores.turns.create({ ...fields, messageTs: "2.1", authorTeam: "TPARTNER" });
+    expect(external).toMatchObject({ team: "T", authorTeam: "TPARTNER" });
+    expect(stores.turns.byMessage("T", "C", "2.1")?.authorTeam).toBe("TPARTNER");
+    // A person of the workspace itself: the author's team is the workspace's.
+    expect(stores.turns.create({ ...fields, messageTs: "2.2" })?.authorTeam).toBe("T");
+  });
+
   it("moves a turn through every state and keeps what each transition recorded", () => {
     const stores = open();
     const { turns } = stores;

@@ -70,7 +70,14 @@ export interface Harness {
   /** A person @mentions the bot in a channel; resolves with the message's ts once acknowledged. */
   mention(
     text: string,
-    fields?: { channel?: string; user?: string; thread_ts?: string; files?: unknown[] },
+    fields?: {
+      channel?: string;
+      user?: string;
+      thread_ts?: string;
+      files?: unknown[];
+      /** The writer's own workspace, in a Slack Connect channel. */
+      userTeam?: string;
+    },
   ): Promise<{ ts: string; threadTs: string; response: BotResponse }>;
   /** A plain `message` event (channel reply or DM). */
   message(fields: {
@@ -82,9 +89,14 @@ export interface Harness {
     subtype?: string;
     bot_id?: string;
     files?: unknown[];
+    /** The writer's own workspace, in a Slack Connect channel. */
+    userTeam?: string;
   }): Promise<{ ts: string; threadTs: string; response: BotResponse }>;
   /** `/assistant <text>`; resolves with the acknowledgement's body. */
-  command(text: string, fields?: { channel?: string; user?: string }): Promise<BotResponse>;
+  command(
+    text: string,
+    fields?: { channel?: string; user?: string; team?: string },
+  ): Promise<BotResponse>;
   /** Presses the Stop button of a reply. */
   pressStop(fields: {
     turnId: string;
@@ -214,6 +226,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ts,
         ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
         ...(fields.files ? { files: fields.files } : {}),
+        ...(fields.userTeam ? { userTeam: fields.userTeam } : {}),
       });
       const response = await harness.post("event", event);
       return { ts, threadTs: fields.thread_ts ?? ts, response };
@@ -239,6 +252,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ...(fields.subtype ? { subtype: fields.subtype } : {}),
         ...(fields.bot_id ? { bot_id: fields.bot_id } : {}),
         ...(fields.files ? { files: fields.files } : {}),
+        ...(fields.userTeam ? { userTeam: fields.userTeam } : {}),
       });
       const response = await harness.post("event", event);
       return { ts, threadTs: fields.thread_ts ?? ts, response };
@@ -250,6 +264,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           text,
           user_id: fields.user ?? USER,
           channel_id: fields.channel ?? CHANNEL,
+          ...(fields.team ? { team_id: fields.team } : {}),
           response_url: slack.responseUrl(),
         }),
       );

@@ -18,6 +18,14 @@ export interface SeedUser {
   name: string;
   real_name?: string;
   display_name?: string;
+  /** Their own workspace; default the fake's. */
+  team_id?: string;
+  /** Their Enterprise org (`enterprise_user.enterprise_id`); default none. */
+  enterprise_id?: string;
+  /** A multi-channel guest. */
+  is_restricted?: boolean;
+  /** A single-channel guest. */
+  is_ultra_restricted?: boolean;
 }
 
 export interface EphemeralMessage {
@@ -44,6 +52,8 @@ export interface ThreadStatus {
 /** Everything the methods read and change; owned by FakeSlack. */
 export interface Workspace {
   readonly teamId: string;
+  /** The workspace's Enterprise org, when it is in one. */
+  readonly enterpriseId: string | undefined;
   readonly botUserId: string;
   readonly botId: string;
   readonly store: MessageStore;
@@ -227,16 +237,20 @@ function usersInfo(ws: Workspace, args: Args): SlackBody {
   const user = id === undefined ? undefined : ws.users.get(id);
   if (user === undefined) return fail("user_not_found");
   const realName = user.real_name ?? user.name;
+  const enterprise = user.enterprise_id;
   return {
     ok: true,
     user: {
       id: user.id,
-      team_id: ws.teamId,
+      team_id: user.team_id ?? ws.teamId,
       name: user.name,
       real_name: realName,
       deleted: false,
       is_bot: user.id === ws.botUserId,
+      is_restricted: user.is_restricted ?? false,
+      is_ultra_restricted: user.is_ultra_restricted ?? false,
       profile: { display_name: user.display_name ?? "", real_name: realName },
+      ...(enterprise === undefined ? {} : { enterprise_user: { enterprise_id: enterprise } }),
     },
   };
 }
@@ -288,6 +302,7 @@ const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody
     team_id: ws.teamId,
     user_id: ws.botUserId,
     bot_id: ws.botId,
+    ...(ws.enterpriseId === undefined ? {} : { enterprise_id: ws.enterpriseId }),
     is_enterprise_install: false,
   }),
   "chat.postMessage": postMessage,

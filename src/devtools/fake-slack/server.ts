@@ -39,6 +39,8 @@ export type {
 export interface FakeSlackOptions {
   /** Default "T0001". */
   teamId?: string;
+  /** The workspace's Enterprise org (`auth.test` enterprise_id); default none. */
+  enterpriseId?: string;
   /** The bot's user id (`auth.test` user_id). Default "UBOT". */
   botUserId?: string;
   /** The bot's bot id, stamped on its messages. Default "BBOT". */
@@ -106,6 +108,7 @@ export class FakeSlack {
     });
     this.workspace = {
       teamId: options.teamId ?? "T0001",
+      enterpriseId: options.enterpriseId,
       botUserId: options.botUserId ?? "UBOT",
       botId: options.botId ?? "BBOT",
       store: this.store,

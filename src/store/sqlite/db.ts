@@ -71,6 +71,10 @@ const MIGRATIONS: readonly string[] = [
    UPDATE turns SET state = 'composed'
      WHERE state = 'received' AND service_content IS NOT NULL;
    ALTER TABLE turns DROP COLUMN post_attempted;`,
+  // Who may use the bot: the asking person's organisation, kept apart from `team` (the
+  // installation's workspace, which keys the turn). Older turns have none: their `team`
+  // was the author's team.
+  "ALTER TABLE turns ADD COLUMN author_team TEXT;",
 ];
 
 export class DatabaseOpenError extends Error {

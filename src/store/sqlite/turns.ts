@@ -21,6 +21,7 @@ interface Row {
   thread_ts: string;
   message_ts: string;
   user: string;
+  author_team: string | null;
   content: string;
   notes: string;
   state: TurnState;
@@ -65,6 +66,7 @@ const toTurn = (r: Row): Turn => ({
   threadTs: r.thread_ts,
   messageTs: r.message_ts,
   user: r.user,
+  authorTeam: r.author_team ?? r.team,
   content: r.content,
   notes: JSON.parse(r.notes) as string[],
   state: r.state,
@@ -117,10 +119,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   ) {
     super();
     this.insertStmt = db.prepare(
-      `INSERT INTO turns (id, conversation_id, team, channel, thread_ts, message_ts, user, content,
-         notes, state, created_at, updated_at)
-       VALUES (@id, @conversationId, @team, @channel, @threadTs, @messageTs, @user, @content,
-         @notes, 'received', @createdAt, @createdAt)
+      `INSERT INTO turns (id, conversation_id, team, channel, thread_ts, message_ts, user,
+         author_team, content, notes, state, created_at, updated_at)
+       VALUES (@id, @conversationId, @team, @channel, @threadTs, @messageTs, @user,
+         @authorTeam, @content, @notes, 'received', @createdAt, @createdAt)
        ON CONFLICT (team, channel, message_ts) DO NOTHING`,
     );
     this.writeStmt = db.prepare(
@@ -151,6 +153,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     const turn = receivedTurn(input, randomUUID(), this.now());
     const result = this.insertStmt.run({
       ...input,
+      authorTeam: turn.authorTeam,
       id: turn.id,
       notes: JSON.stringify(input.notes),
       createdAt: turn.createdAt,

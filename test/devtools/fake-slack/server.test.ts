@@ -167,6 +167,34 @@ describe("Web API calls from the real WebClient", () => {
     expect(await failure(web.users.info({ user: "U404" }))).toBe("user_not_found");
   });
 
+  it("tells guests, people of other workspaces and Enterprise members apart in users.info", async () => {
+    fake.seedUser({ id: "U2", name: "gus", is_restricted: true });
+    fake.seedUser({ id: "U3", name: "uma", is_ultra_restricted: true });
+    fake.seedUser({ id: "U4", name: "pat", team_id: "TPARTNER", enterprise_id: "E0PARTNER" });
+    fake.seedUser({ id: "U5", name: "mem" });
+    const user = async (id: string) => (await web.users.info({ user: id })).user;
+    expect(await user("U2")).toMatchObject({ is_restricted: true, is_ultra_restricted: false });
+    expect(await user("U3")).toMatchObject({ is_restricted: false, is_ultra_restricted: true });
+    expect(await user("U4")).toMatchObject({
+      team_id: "TPARTNER",
+      enterprise_user: { enterprise_id: "E0PARTNER" },
+    });
+    const member = await user("U5");
+    expect(member).toMatchObject({ team_id: "T0001", is_restricted: false });
+    expect(member).not.toHaveProperty("enterprise_user");
+  });
+
+  it("names the Enterprise org in auth.test only for a workspace that has one", async () => {
+    expect(await web.auth.test()).not.toHaveProperty("enterprise_id");
+    const grid = await startFakeSlack({ teamId: "T0GRID", enterpriseId: "E0ORG" });
+    try {
+      const client = new WebClient(TOKEN, { slackApiUrl: grid.apiUrl, logLevel: LogLevel.ERROR });
+      expect(await client.auth.test()).toMatchObject({ team_id: "T0GRID", enterprise_id: "E0ORG" });
+    } finally {
+      await grid.close();
+    }
+  });
+
   it("refuses apps.connections.open without socket mode or with a bot token", async () => {
     const app = new WebClient("xapp-1-test", {
       slackApiUrl: fake.apiUrl,

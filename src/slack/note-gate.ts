@@ -1,0 +1,192 @@
+import type { CallFailure } from "./call-failure.js";
+import type { Lane } from "./lane.js";
+import type { CallScheduler, Lanes } from "./scheduler.js";
+import { TokenBucket } from "./token-bucket.js";
+
+/** A note only `user` sees (`chat.postEphemeral`), in a channel and maybe a thread of it. */
+export interface Note {
+  team: string;
+  channel: string;
+  user: string;
+  text: string;
+  threadTs?: string | undefined;
+}
+
+/**
+ * What became of a note handed to the gate: on its way, left out because the person was told
+ * the same thing here a moment ago, or dropped because too many notes wait in the channel.
+ */
+export type NoteResult = "queued" | "repeated" | "dropped";
+
+export interface NoteGateOptions {
+  /** The scheduler every Slack call of the bot goes through. */
+  scheduler: CallScheduler;
+  /** Makes the `chat.postEphemeral` call. */
+  send: (note: Note) => Promise<unknown>;
+  /**
+   * Notes per minute per workspace, all channels together; default 30 (Slack's Tier 4 is
+   * about 100, and a flood of refused people must not take all of it).
+   */
+  perMinute?: number;
+  /** Notes a workspace may send back to back; default 5. */
+  burst?: number;
+  /** Notes per minute per channel; default 10. */
+  channelPerMinute?: number;
+  /** Notes one channel may send back to back; default 3. */
+  channelBurst?: number;
+  /** Notes that may wait per channel; a note past it is dropped; default 10. */
+  maxWaiting?: number;
+  /** The same note to the same person in the same channel goes once in this window, ms; default 10 minutes. */
+  repeatAfterMs?: number;
+  /** Most (person, channel, note) kept to recognise a repeat; the oldest goes first; default 10_000. */
+  maxRemembered?: number;
+  /** A note Slack refused, or that failed after its retries: it is not sent. */
+  onFailed?: (note: Note, error: unknown) => void;
+}
+
+const METHOD = "chat.postEphemeral";
+/** An idle channel is forgotten after this long, ms (its bucket is full again by then). */
+const IDLE_CHANNEL_MS = 60_000;
+/** A note is a courtesy: a few retries after a 5xx or a 429, then it is let go. */
+const RETRIES = 2;
+const RATE_LIMIT_RETRIES = 3;
+
+interface Waiting {
+  note: Note;
+  seq: number;
+  failures: number;
+  rateLimits: number;
+}
+
+/** The notes of one channel: oldest first, one call at a time, at the channel's own pace. */
+class ChannelNotes implements Lane {
+  readonly queue: Waiting[] = [];
+  private readonly bucket: TokenBucket;
+  private lastActivity: number;
+
+  constructor(
+    private readonly gate: {
+      perMinute: number;
+      burst: number;
+      onFailed: NoteGateOptions["onFailed"];
+      send: NoteGateOptions["send"];
+    },
+    now: number,
+  ) {
+    this.bucket = new TokenBucket(gate.perMinute, gate.burst);
+    this.lastActivity = now;
+  }
+
+  readyAt(now: number): number | undefined {
+    return this.queue.length > 0 ? this.bucket.readyAt(now) : undefined;
+  }
+
+  goesBefore(other: ChannelNotes): boolean {
+    return (this.queue[0] as Waiting).seq < (other.queue[0] as Waiting).seq;
+  }
+
+  start(now: number): Promise<unknown> {
+    this.bucket.tryTake(now);
+    return this.gate.send((this.queue[0] as Waiting).note);
+  }
+
+  landed(_value: unknown, now: number): void {
+    this.queue.shift();
+    this.lastActivity = now;
+  }
+
+  failed(failure: CallFailure, error: unknown, now: number): number | undefined {
+    const head = this.queue[0] as Waiting;
+    this.lastActivity = now;
+    // A 429 pauses the workspace's notes (the scheduler does); the note waits at the head.
+    if (failure.kind === "rate_limited" && head.rateLimits++ < RATE_LIMIT_RETRIES) return undefined;
+    if (failure.kind === "transient" && head.failures < RETRIES) return head.failures++;
+    this.queue.shift();
+    this.gate.onFailed?.(head.note, error);
+    return undefined;
+  }
+
+  abandoned(): void {
+    this.queue.shift();
+  }
+
+  expired(now: number): boolean {
+    return this.queue.length === 0 && now - this.lastActivity >= IDLE_CHANNEL_MS;
+  }
+
+  close(): void {
+    // Notes promise nothing to anyone: what waits is simply not sent.
+    this.queue.length = 0;
+  }
+}
+
+/**
+ * The `chat.postEphemeral` policy on the call scheduler: notes only one person sees (a
+ * refusal, "too many questions waiting", a Stop pressed by someone else). People the bot
+ * refuses can write as fast as they like, so each note is paced (per channel and per
+ * workspace, oldest first), a channel's queue is bounded, and the same note to the same
+ * person in the same channel goes once per `repeatAfterMs`: a flood of refused messages
+ * costs a few calls, never one per message.
+ */
+export class NoteGate {
+  private readonly channels: Lanes<ChannelNotes>;
+  private readonly told = new Map<string, number>();
+  private readonly rules;
+  private seq = 0;
+
+  constructor(private readonly options: NoteGateOptions) {
+    this.rules = {
+      perMinute: options.channelPerMinute ?? 10,
+      burst: options.channelBurst ?? 3,
+      onFailed: options.onFailed,
+      send: options.send,
+    };
+    // Fail at construction, not at the first note.
+    new TokenBucket(this.rules.perMinute, this.rules.burst);
+    this.channels = options.scheduler.register<ChannelNotes>(METHOD, {
+      perMinute: options.perMinute ?? 30,
+      burst: options.burst ?? 5,
+    });
+  }
+
+  /** Hands a note over to be sent when the budgets allow; never waits. */
+  tell(note: Note): NoteResult {
+    if (this.channels.closed) return "dropped";
+    const now = this.options.scheduler.clock.now();
+    const key = [note.team, note.channel, note.user, note.text].join("\u0000");
+    const last = this.told.get(key);
+    if (last !== undefined && now - last < (this.options.repeatAfterMs ?? 600_000)) {
+      return "repeated";
+    }
+    const lane = this.channels.get(
+      note.team,
+      note.channel,
+      () => new ChannelNotes(this.rules, now),
+    );
+    if (lane.queue.length >= (this.options.maxWaiting ?? 10)) return "dropped";
+    this.remember(key, now);
+    lane.queue.push({ note, seq: this.seq++, failures: 0, rateLimits: 0 });
+    this.channels.wake(note.team);
+    return "queued";
+  }
+
+  /** Notes waiting, over every channel, and notes sent since the start. */
+  stats(): { waiting: number; sent: number } {
+    const waiting = this.channels.all().reduce((n, lane) => n + lane.queue.length, 0);
+    return { waiting, sent: this.channels.counts().landed };
+  }
+
+  close(): void {
+    this.channels.close();
+  }
+
+  private remember(key: string, now: number): void {
+    this.told.delete(key);
+    this.told.set(key, now);
+    const max = this.options.maxRemembered ?? 10_000;
+    for (const oldest of this.told.keys()) {
+      if (this.told.size <= max) break;
+      this.told.delete(oldest);
+    }
+  }
+}

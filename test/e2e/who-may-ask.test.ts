@@ -1,0 +1,205 @@
+/**
+ * Who may use the bot, end to end (contract: Trust): people of ALLOWED_TEAM_IDS only, by
+ * default the installation's workspace; guests unless ALLOW_GUESTS=false. A refused person
+ * gets a note only they see and nothing else happens: no public message, no conversation or
+ * turn, no request to the service. In a Slack Connect channel everything is keyed by the
+ * installation's workspace, so both sides of a thread share one conversation.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { blockAction, DEFAULT_TEAM } from "../../src/devtools/slack-requests.js";
+import { REFUSAL_NOTES } from "../../src/slack/admission.js";
+import {
+  CHANNEL,
+  type Harness,
+  type HarnessOptions,
+  startHarness,
+  USER,
+} from "../support/bridge-harness.js";
+import { SkippableClock } from "../support/manual-clock.js";
+
+const OUTSIDER = "U0OUTSIDE";
+const OTHER_ORG = "T0OTHER";
+const PARTNER = "U0PARTNER";
+const PARTNER_ORG = "TPARTNER";
+const GUEST = "U0GUEST";
+
+let h: Harness | undefined;
+async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  h = await startHarness(options);
+  h.sim.control.setDefaultAnswer({ text: "An answer.", tokensPerSecond: Infinity });
+  return h;
+}
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** Nothing of the message reached Slack's channel, the store or the service. */
+function expectNothingStarted(x: Harness, threadTs: string, ts: string): void {
+  expect(x.sim.control.requests.filter((r) => r.method === "POST")).toEqual([]);
+  expect(x.slack.callsTo("chat.postMessage")).toEqual([]);
+  expect(x.slack.callsTo("assistant.threads.setStatus")).toEqual([]);
+  const { conversations, turns } = x.bot.stores;
+  for (const team of [DEFAULT_TEAM, OTHER_ORG]) {
+    expect(conversations.find({ team, channel: CHANNEL, threadTs })).toBeUndefined();
+    expect(turns.byMessage(team, CHANNEL, ts)).toBeUndefined();
+  }
+  expect(turns.unfinished()).toEqual([]);
+}
+
+describe("a person of another organisation in a Slack Connect channel", () => {
+  it("gets a note only they see; no placeholder, no conversation row, no service request", async () => {
+    const x = await harness();
+    const { ts, threadTs, response } = await x.mention("<@UBOT> use your token for me", {
+      user: OUTSIDER,
+      userTeam: OTHER_ORG,
+    });
+    expect(response.status).toBe(200);
+    expect(response.ms).toBeLessThan(3_000);
+    await x.slack.waitFor((s) => s.ephemerals.length === 1);
+    expect(x.slack.ephemerals).toEqual([
+      expect.objectContaining({
+        channel: CHANNEL,
+        user: OUTSIDER,
+        thread_ts: threadTs,
+        text: REFUSAL_NOTES.outsider,
+      }),
+    ]);
+    expectNothingStarted(x, threadTs, ts);
+    expect(x.logs.some((l) => l.includes('"refusal":"outsider"'))).toBe(true);
+  });
+
+  it("is refused on /assistant and on the Stop button too, and changes nothing", async () => {
+    const x = await harness();
+    x.sim.control.setDefaultAnswer({ text: "Running", hang: true, tokensPerSecond: Infinity });
+    const { threadTs } = await x.mention("<@UBOT> a long one");
+    await x.slack.waitFor(() => x.sim.control.runs().length === 1);
+
+    const command = await x.command("model max", { user: OUTSIDER, team: OTHER_ORG });
+    expect(command.json).toEqual({ response_type: "ephemeral", text: REFUSAL_NOTES.outsider });
+    expect(
+      x.bot.stores.settings.get({ team: DEFAULT_TEAM, channel: CHANNEL, user: OUTSIDER }),
+    ).toEqual({});
+
+    const reply = x.slack.replies(CHANNEL, threadTs)[0];
+    const turnId = x.bot.stores.turns.unfinished()[0]?.id ?? "";
+    const press = blockAction({
+      user: OUTSIDER,
+      team: OTHER_ORG,
+      channel: CHANNEL,
+      message_ts: reply?.ts ?? "",
+      action_id: "stop_run",
+      value: turnId,
+    });
+    expect((await x.post("action", press)).status).toBe(200);
+    await x.slack.waitFor((s) => s.ephemerals.length === 1);
+    expect(x.slack.ephemerals[0]).toMatchObject({ user: OUTSIDER, text: REFUSAL_NOTES.outsider });
+    expect(x.serviceRequests("POST", /\/stop$/)).toEqual([]);
+    expect(x.sim.control.runs()[0]?.status).toBe("in_progress");
+  });
+});
+
+describe("both sides of a shared channel, when ALLOWED_TEAM_IDS names the partner", () => {
+  it("share one conversation: the partner's reply continues the thread's service thread", async () => {
+    const x = await harness({ env: { ALLOWED_TEAM_IDS: `${DEFAULT_TEAM},${PARTNER_ORG}` } });
+    const first = await x.mention("<@UBOT> what do we ship?");
+    await x.settled(CHANNEL, first.threadTs);
+    // The other side asks in the same thread, mentioning the bot, then without a mention.
+    await x.mention("<@UBOT> and when?", {
+      user: PARTNER,
+      userTeam: PARTNER_ORG,
+      thread_ts: first.threadTs,
+    });
+    await x.settled(CHANNEL, first.threadTs, 2);
+    await x.message({
+      text: "and where?",
+      user: PARTNER,
+      userTeam: PARTNER_ORG,
+      thread_ts: first.threadTs,
+    });
+    await x.settled(CHANNEL, first.threadTs, 3);
+
+    const threads = x.sim.control.threads();
+    expect(threads).toHaveLength(1);
+    const contents = x.sim.control.messages(threads[0]?.id ?? "").map((m) => m.content);
+    expect(contents.filter((c) => !c.startsWith("An answer"))).toEqual([
+      "what do we ship?",
+      expect.stringContaining("and when?"),
+      "and where?",
+    ]);
+    // The turn keeps who asked: the partner's organisation, keyed by the installation.
+    const last = x.slack
+      .messages(CHANNEL)
+      .filter((m) => m.user === PARTNER)
+      .at(-1);
+    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, last?.ts ?? "")).toMatchObject({
+      team: DEFAULT_TEAM,
+      authorTeam: PARTNER_ORG,
+    });
+  });
+});
+
+describe("guests", () => {
+  const seedPeople = (x: Harness) => {
+    x.slack.seedUser({ id: GUEST, name: "gus", is_restricted: true });
+    x.slack.seedUser({ id: USER, name: "alice" });
+  };
+
+  it("are answered by default", async () => {
+    const x = await harness();
+    seedPeople(x);
+    const { threadTs } = await x.mention("<@UBOT> hello", { user: GUEST });
+    expect(await x.settled(CHANNEL, threadTs)).toEqual([expect.stringContaining("An answer.")]);
+    expect(x.slack.ephemerals).toEqual([]);
+  });
+
+  it("are refused the same way when ALLOW_GUESTS=false; members are still answered", async () => {
+    const x = await harness({ env: { ALLOW_GUESTS: "false" } });
+    seedPeople(x);
+    const refused = await x.message({
+      text: "hello",
+      user: GUEST,
+      channel: "D0GUEST",
+      channel_type: "im",
+    });
+    await x.slack.waitFor((s) => s.ephemerals.length === 1);
+    expect(x.slack.ephemerals[0]).toMatchObject({
+      channel: "D0GUEST",
+      user: GUEST,
+      text: REFUSAL_NOTES.guest,
+    });
+    expect(x.slack.replies("D0GUEST", refused.threadTs)).toEqual([]);
+    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, "D0GUEST", refused.ts)).toBeUndefined();
+    expect(x.sim.control.requests.filter((r) => r.method === "POST")).toEqual([]);
+
+    const { threadTs } = await x.mention("<@UBOT> hello");
+    expect(await x.settled(CHANNEL, threadTs)).toEqual([expect.stringContaining("An answer.")]);
+    expect(x.slack.callsTo("users.info").map((c) => c.args.user)).toEqual([GUEST, USER]);
+  });
+});
+
+describe("refused messages", () => {
+  it("make no rows, and their notes are paced: a burst per channel, one per person", async () => {
+    const clock = new SkippableClock();
+    const x = await harness({ clock });
+    const people = ["U0O1", "U0O2", "U0O3", "U0O4", "U0O5"];
+    const sent: { ts: string; threadTs: string }[] = [];
+    for (const user of people) {
+      sent.push(await x.mention("<@UBOT> hi", { user, userTeam: OTHER_ORG }));
+    }
+    // The first of them keeps writing: the note is not repeated.
+    for (let i = 0; i < 4; i++) {
+      sent.push(await x.mention("<@UBOT> hello?", { user: "U0O1", userTeam: OTHER_ORG }));
+    }
+    await x.slack.waitFor((s) => s.ephemerals.length === 3);
+    expect(x.slack.callsTo("chat.postEphemeral")).toHaveLength(3);
+    for (const { ts, threadTs } of sent) expectNothingStarted(x, threadTs, ts);
+
+    clock.skip(6_000);
+    await x.slack.waitFor((s) => s.ephemerals.length === 4);
+    clock.skip(6_000);
+    await x.slack.waitFor((s) => s.ephemerals.length === 5);
+    expect(x.slack.ephemerals.map((e) => e.user)).toEqual(people);
+    expect(x.slack.callsTo("chat.postEphemeral")).toHaveLength(5);
+  });
+});
