@@ -69,7 +69,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     history: slack.history,
   });
 
-  const { users, postGate } = slack;
+  const { users } = slack;
   const onInbound = (result: string) => metrics.inbound.inc({ result });
   registerMessageListeners(app, { bridge, users, slack: slack.slack, logger, onInbound });
   registerControls(app, { bridge, settings: stores.settings, logger, slack: slack.slack });
@@ -77,11 +77,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     bridge,
     logger,
     slack: slack.slack,
-    postQuestion: (target, text) =>
-      postGate.post(target, async () => {
-        const message = { channel: target.channel, thread_ts: target.threadTs, text };
-        return (await slack.slack.postMessage(message)).ts;
-      }),
+    postQuestion: slack.postQuestion,
   });
   app.error(async (error) => logger.error({ err: errorText(error) }, "Slack listener failed"));
   metrics.watch({
