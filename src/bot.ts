@@ -78,7 +78,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     history: slack.history,
   });
 
-  const { users, postGate, installation, admission, notes } = slack;
+  const { users, installation, admission, notes } = slack;
   const onInbound = (result: string) => metrics.inbound.inc({ result });
   const trust = { installation, admission, notes };
   registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound });
@@ -94,11 +94,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     logger,
     slack: slack.slack,
     ...trust,
-    postQuestion: (target, text) =>
-      postGate.post(target, async () => {
-        const message = { channel: target.channel, thread_ts: target.threadTs, text };
-        return (await slack.slack.postMessage(message)).ts;
-      }),
+    postQuestion: slack.postQuestion,
   });
   app.error(async (error) => logger.error({ err: errorText(error) }, "Slack listener failed"));
   metrics.watch({

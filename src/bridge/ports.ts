@@ -111,18 +111,19 @@ export interface ReplyTarget {
   /** Reply messages already posted for this turn (after a restart), in order. */
   parts: string[];
   /**
-   * A post of the first reply message was sent before (a crash may have kept its ts from
-   * being recorded): the strategy looks for it in the thread before posting another.
+   * How many of the reply's messages had their post sent before (default: as many as
+   * `parts`). When it is more than `parts.length`, the next part may be in Slack although a
+   * crash kept its ts from being recorded: the strategy looks for it before posting it.
    */
-  postAttempted?: boolean;
+  postsAttempted?: number;
 }
 
 /** What a renderer tells its turn, to be recorded at once (store/turn.ts: reply events). */
 export interface ReplyRecorder {
   /** The list of the turn's reply messages changed. */
   parts(parts: string[]): void;
-  /** The first reply message is about to be posted. */
-  posting(): void;
+  /** The reply message at index `part` (0: the placeholder) is about to be posted. */
+  posting(part: number): void;
 }
 
 export interface ReplyStrategy {

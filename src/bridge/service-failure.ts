@@ -45,12 +45,20 @@ export function isTransient(error: unknown): boolean {
   );
 }
 
-/** What a log line may say about an error: its kind and status, never payloads or tokens. */
+/**
+ * What a log line may say about an error: its kind, status and call, never payloads or
+ * tokens. A refused request (`bad_request`) also gets the service's own words, which the
+ * person in the channel is spared (turn-ending.ts).
+ */
 export function errorSummary(error: unknown): Record<string, unknown> {
   const kind = serviceFailureKind(error);
   if (kind !== undefined) {
-    const { name, status, path } = error as Error & { status?: unknown; path?: unknown };
-    return { type: name, kind, status, path };
+    const { name, status, method, path, message } = error as Error & {
+      status?: unknown;
+      method?: unknown;
+      path?: unknown;
+    };
+    return { type: name, kind, status, method, path, ...(kind === "bad_request" && { message }) };
   }
   if (error instanceof Error) return { type: error.name, message: error.message };
   return { type: typeof error };

@@ -115,7 +115,8 @@ export function describeFailure(error: unknown): string {
     case "not_found":
       return "The assistant service no longer knows this conversation or assistant. Start a new thread to continue.";
     case "bad_request":
-      return `The assistant service refused the request: ${(error as Error).message}`;
+      // Which call and what the service said are for the log (errorSummary), not the channel.
+      return "The assistant service refused this request, so this message was not answered; the bot's log says why.";
     default:
       if (isTransient(error)) return UNREACHABLE;
       return "Something went wrong while answering. Please try again.";

@@ -29,7 +29,7 @@ export class TurnReply {
     private readonly onFirstText?: () => void,
   ) {
     this.notes = turn.notes;
-    this.resumed = turn.replyParts.length > 0 || turn.replyPostAttempted;
+    this.resumed = turn.replyParts.length > 0 || turn.replyPostsAttempted > 0;
     this.renderer = strategy.render(
       {
         turnId: turn.id,
@@ -37,11 +37,11 @@ export class TurnReply {
         channel: turn.channel,
         threadTs: turn.threadTs,
         parts: turn.replyParts,
-        postAttempted: turn.replyPostAttempted,
+        postsAttempted: turn.replyPostsAttempted,
       },
       {
         parts: (parts) => turns.recordReply(turn.id, parts),
-        posting: () => turns.recordReplyAttempt(turn.id),
+        posting: (part) => turns.recordReplyAttempt(turn.id, part),
       },
     );
   }

@@ -26,17 +26,19 @@ export interface SlackAppOptions {
 }
 
 /**
- * The Web API client options every client of the app uses. `retryConfig` is set
- * explicitly: otherwise Socket Mode silently raises it to 100 retries for every
- * listener's client. Rate-limited calls are rejected at once (not queued) so the pacer
- * and the post gate can schedule around a 429 instead of the WebClient pausing its
- * whole queue.
+ * The Web API client options every client of the app uses. The client never retries a
+ * call itself (`retries: 0`, set explicitly: Socket Mode would otherwise silently raise it
+ * to 100 for every listener's client): a post it sent again after a 500 or a lost answer
+ * could appear twice, and the bridge has its own retry layer, which looks in the thread
+ * before posting again (post-once.ts) and paces edits. Rate-limited calls are rejected at
+ * once (not queued) so the pacer and the post gate can schedule around a 429 instead of
+ * the WebClient pausing its whole queue. A call gives up after `timeout`, 15 s.
  */
 export function webClientOptions(apiUrl: string, logger: BoltLogger): WebClientOptions {
   return {
     slackApiUrl: apiUrl,
     logger,
-    retryConfig: { retries: 2, factor: 2, minTimeout: 250, maxTimeout: 2_000, randomize: true },
+    retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     timeout: 15_000,
   };

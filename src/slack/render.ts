@@ -4,17 +4,23 @@ import { type OpenFence, openFenceAtEnd } from "./markdown-fences.js";
 /** The growing last part of an answer, made safe to show before it is complete. */
 
 const EMPHASIS = new Set(["*", "_", "`", "~"]);
+/** Slack markup being written at the end (`<!chan`, `<@U12`): its `>` has not come yet. */
+const HALF_MARKUP = /<[!@][^<>\n]*$/;
 
 /**
  * A half-written answer made safe to show: an open code fence is closed (with the same fence,
- * indentation and quote markers, and without a half-typed closing run on the last line), and
- * a trailing lone run of `*`, `_`, backticks or `~` that opens nothing yet is dropped (it
- * would show as stray characters, or turn into a fence on the next update). Anything else is
- * left as written. Never empty for a non-empty input.
+ * indentation and quote markers, and without a half-typed closing run on the last line), a
+ * trailing half-written mention (`<!chan`, `<@U1`) is held back until it is complete (it would
+ * show as markup, and once complete it is shown as its words: quiet-mentions.ts), and a
+ * trailing lone run of `*`, `_`, backticks or `~` that opens nothing yet is dropped (it would
+ * show as stray characters, or turn into a fence on the next update). Anything else is left
+ * as written. Never empty for a non-empty input.
  */
-export function renderInterim(markdownSoFar: string): string {
-  const open = openFenceAtEnd(markdownSoFar);
-  if (open) return closeFence(markdownSoFar, open);
+export function renderInterim(written: string): string {
+  const open = openFenceAtEnd(written);
+  if (open) return closeFence(written, open);
+  const half = HALF_MARKUP.exec(written);
+  const markdownSoFar = half && half.index > 0 ? written.slice(0, half.index) : written;
   let end = markdownSoFar.length;
   while (end > 0 && EMPHASIS.has(markdownSoFar[end - 1] as string)) end--;
   if (end === markdownSoFar.length || end === 0) return markdownSoFar;

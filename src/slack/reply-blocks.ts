@@ -1,6 +1,8 @@
 import type { types as Slack } from "@slack/bolt";
 import type { ReplyPhase as BridgeReplyPhase } from "../bridge/ports.js";
+import { type MessageMark, replyMark } from "./message-mark.js";
 import { toPlainFallback } from "./mrkdwn.js";
+import { quietMarkdown } from "./quiet-mentions.js";
 
 /**
  * Builds the payload of one reply message: the answer's Markdown in a `markdown` block, a
@@ -14,6 +16,8 @@ export type ReplyPhase = BridgeReplyPhase | { kind: "continued" };
 export interface ReplyPayload {
   text: string;
   blocks: Slack.KnownBlock[];
+  /** The turn and part index, invisible, by which the message is found again. */
+  metadata: MessageMark;
 }
 
 export interface ReplyInput {
@@ -24,7 +28,10 @@ export interface ReplyInput {
   turnId: string;
   /** Extra lines shown small under the answer, e.g. "Files aren't passed on…". */
   notes?: string[];
-  /** Which message of a long answer this is (0-based), and how many there are when known. */
+  /**
+   * Which message of a long answer this is (0-based; default 0, the placeholder), and how
+   * many there are when known.
+   */
   part?: { index: number; total?: number };
 }
 
@@ -190,15 +197,21 @@ export function buildReply(input: ReplyInput): ReplyPayload {
     });
   }
 
-  return { text: fallbackText(body, hasBody, status), blocks };
+  return {
+    text: fallbackText(body, hasBody, status),
+    blocks,
+    metadata: replyMark(turnId, part?.index ?? 0),
+  };
 }
 
 /**
  * The `text` fallback: the escaped body (the status sentence when there is none), followed by
  * the sentence when the run failed, stopped or was unreachable. Never empty.
  */
-function fallbackText(body: string, hasBody: boolean, status: Status | undefined): string {
+function fallbackText(markdown: string, hasBody: boolean, status: Status | undefined): string {
   if (!hasBody) return status?.sentence || "…";
+  // A notification reads as the block does: "@channel", not the markup escaped.
+  const body = quietMarkdown(markdown);
   if (!status?.endsText) return toPlainFallback(body, TEXT_MAX);
   return `${toPlainFallback(body, TEXT_MAX - status.sentence.length - 2)}\n\n${status.sentence}`;
 }

@@ -8,7 +8,9 @@ import type {
 import { splitAnswer, splitInterim } from "./answer-split.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
+import { postOnce } from "./post-once.js";
 import { buildReply, type ReplyPayload } from "./reply-blocks.js";
+import type { MarkedMessageQuery } from "./reply-lookup.js";
 
 /** The Web API calls a reply needs; the Bolt app's WebClient provides them. */
 export interface ReplyClient {
@@ -22,14 +24,11 @@ export interface PacedEditsOptions {
   postGate: PostGate;
   onError?: (error: unknown, what: string) => void;
   /**
-   * Finds the turn's placeholder in its thread (the message whose Stop button carries the
-   * turn id), for a turn whose first post may have reached Slack unrecorded.
+   * Finds a reply message in its thread by its mark (turn id and part index: reply-lookup.ts),
+   * for a post that may have reached Slack unrecorded: a retry, or a part an earlier process
+   * was posting when it stopped.
    */
-  findReply?: (where: {
-    channel: string;
-    threadTs: string;
-    turnId: string;
-  }) => Promise<string | undefined>;
+  findMessage: (where: MarkedMessageQuery) => Promise<string | undefined>;
 }
 
 /**
@@ -52,6 +51,8 @@ export class PacedEdits implements ReplyStrategy {
  */
 class PacedEditReply implements ReplyRenderer {
   private readonly parts: string[];
+  /** Parts below this index had a post sent by an earlier process: each is looked for first. */
+  private readonly attemptedBefore: number;
   private readonly sent = new Map<number, string>();
   private latest: { view: ReplyView; final: boolean } | undefined;
   private loop: Promise<void> | undefined;
@@ -63,6 +64,7 @@ class PacedEditReply implements ReplyRenderer {
     private readonly options: PacedEditsOptions,
   ) {
     this.parts = [...target.parts];
+    this.attemptedBefore = target.postsAttempted ?? target.parts.length;
   }
 
   async open(view: ReplyView): Promise<void> {
@@ -70,8 +72,9 @@ class PacedEditReply implements ReplyRenderer {
     const payload = this.payload(
       view,
       view.body === "" ? "" : (splitInterim(view.body).at(-1) ?? ""),
+      0,
     );
-    await this.post(payload);
+    await this.post(0, payload);
   }
 
   show(view: ReplyView): void {
@@ -118,18 +121,16 @@ class PacedEditReply implements ReplyRenderer {
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
       const payload = isLast
-        ? this.payload(view, bodies[i] ?? "")
+        ? this.payload(view, bodies[i] ?? "", i)
         : buildReply({
             body: bodies[i] ?? "",
             phase: { kind: "continued" },
             turnId: this.target.turnId,
             part: { index: i },
           });
-      const ts = this.parts[i];
-      if (ts === undefined) {
-        await this.post(payload);
-        continue;
-      }
+      // A part found already in Slack shows what it was posted with: it is edited below.
+      if (this.parts[i] === undefined) await this.post(i, payload);
+      const ts = this.parts[i] as string;
       const key = JSON.stringify(payload);
       if (this.sent.get(i) === key) continue;
       this.sent.set(i, key);
@@ -154,35 +155,39 @@ class PacedEditReply implements ReplyRenderer {
     }
   }
 
-  private payload(view: ReplyView, body: string): ReplyPayload {
+  /** The last part's payload: the status line (and Stop button) go with it. */
+  private payload(view: ReplyView, body: string, index: number): ReplyPayload {
     return buildReply({
       body,
       phase: view.phase,
       turnId: this.target.turnId,
       notes: view.notes,
-      ...(this.parts.length > 1 ? { part: { index: this.parts.length - 1 } } : {}),
+      part: { index },
     });
   }
 
-  private async post(payload: ReplyPayload): Promise<void> {
-    const { channel, threadTs, team, turnId } = this.target;
-    if (this.parts.length === 0) {
-      // A crash may have come between Slack taking the placeholder and the bot recording
-      // it: continue in that message rather than leave a second one spinning beside it.
-      const found = this.target.postAttempted
-        ? await this.options.findReply?.({ channel, threadTs, turnId }).catch(() => undefined)
-        : undefined;
-      if (found !== undefined) {
-        this.parts.push(found);
-        this.recorder.parts([...this.parts]);
-        return;
-      }
-      this.recorder.posting();
-    }
-    const result = await this.options.postGate.post({ team, channel }, () =>
-      this.options.client.postMessage({ channel, thread_ts: threadTs, ...payload }),
+  /**
+   * Posts part `index` (the next one) once. The attempt is recorded before the post, and
+   * the post looks for the part's mark in the thread first on any retry, or when an earlier
+   * process recorded an attempt: a crash or a lost answer between Slack taking the part and
+   * its ts being recorded then continues in that message rather than posting a second.
+   */
+  private async post(index: number, payload: ReplyPayload): Promise<void> {
+    const { channel, threadTs, team } = this.target;
+    const mayExist = index < this.attemptedBefore;
+    if (!mayExist) this.recorder.posting(index);
+    const { postGate, client, findMessage, onError } = this.options;
+    const result = await postOnce(
+      { team, channel },
+      {
+        postGate,
+        mayExist,
+        post: () => client.postMessage({ channel, thread_ts: threadTs, ...payload }),
+        find: () => findMessage({ channel, threadTs, mark: payload.metadata }),
+        onLookupRefused: (error) => onError?.(error, "look for a reply message"),
+      },
     );
-    this.sent.set(this.parts.length, JSON.stringify(payload));
+    if (!result.found) this.sent.set(index, JSON.stringify(payload));
     this.parts.push(result.ts);
     this.recorder.parts([...this.parts]);
   }

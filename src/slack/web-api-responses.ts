@@ -97,6 +97,14 @@ export const SlackMessage = z.looseObject({
     .optional(),
   // Blocks are only read back to find the bot's own buttons: odd blocks cost no message.
   blocks: z.array(ReadBlock).optional().catch(undefined),
+  // Only with `include_all_metadata`: the bot's marks (message-mark.ts); odd ones are ignored.
+  metadata: z
+    .looseObject({
+      event_type: z.string(),
+      event_payload: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional()
+    .catch(undefined),
 });
 export type SlackMessage = z.infer<typeof SlackMessage>;
 

@@ -1,5 +1,7 @@
 import type { types as Slack } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
+import type { MessageMark } from "./message-mark.js";
+import { quietMessage } from "./quiet-mentions.js";
 import {
   AuthTest,
   Permalink,
@@ -26,6 +28,8 @@ export interface PostMessageArgs {
   unfurl_links?: boolean;
   /** Default false: nor does an image or video link. */
   unfurl_media?: boolean;
+  /** The invisible mark by which the bot finds this message again (message-mark.ts). */
+  metadata?: MessageMark;
 }
 
 export interface UpdateMessageArgs {
@@ -33,6 +37,8 @@ export interface UpdateMessageArgs {
   ts: string;
   text: string;
   blocks?: MessageBlocks;
+  /** The message's mark, sent again with every edit so that no edit can drop it. */
+  metadata?: MessageMark;
 }
 
 export interface EphemeralArgs {
@@ -53,6 +59,8 @@ export interface RepliesArgs {
   /** Only messages after this ts (with `inclusive: false`). */
   oldest?: string;
   inclusive?: boolean;
+  /** Default false: with true, messages carry their `metadata` (the bot's marks). */
+  include_all_metadata?: boolean;
 }
 
 /** Who the bot's token belongs to. */
@@ -81,7 +89,9 @@ export interface SlackPerson {
 /**
  * The Slack Web API calls the bot makes, one typed function per method. Failures are the
  * WebClient's own errors (`classifyCallFailure` reads them); an answer the bot cannot read
- * is a SlackResponseError. Nothing else in the bot calls the WebClient.
+ * is a SlackResponseError. Nothing else in the bot calls the WebClient, so every message it
+ * writes (post, edit, ephemeral; a stream, when there is one) passes through `quietMessage`
+ * here: nothing the bot posts notifies anyone (quiet-mentions.ts).
  */
 export interface SlackWebApi {
   /** `chat.postMessage`; resolves with the new message's ts. */
@@ -111,12 +121,16 @@ export interface SlackWebApi {
 export function slackWebApi(client: WebClient): SlackWebApi {
   return {
     async postMessage({ unfurl_links = false, unfurl_media = false, ...message }) {
-      const answer = await client.chat.postMessage({ ...message, unfurl_links, unfurl_media });
+      const answer = await client.chat.postMessage({
+        ...quietMessage(message),
+        unfurl_links,
+        unfurl_media,
+      });
       return { ts: parseResponse("chat.postMessage", PostedMessage, answer).ts };
     },
 
     async updateMessage(args) {
-      await client.chat.update(args);
+      await client.chat.update(quietMessage(args));
     },
 
     async deleteMessage(args) {
@@ -124,7 +138,7 @@ export function slackWebApi(client: WebClient): SlackWebApi {
     },
 
     async postEphemeral(args) {
-      await client.chat.postEphemeral(args);
+      await client.chat.postEphemeral(quietMessage(args));
     },
 
     async getPermalink(args) {

@@ -76,7 +76,8 @@ export interface TurnStore {
   recordPostAttempt(id: string): Turn;
   recordMessage(id: string, serviceMessageId: string): Turn;
   recordRunStart(id: string, run: Omit<Extract<TurnEvent, { type: "run_start" }>, "type">): Turn;
-  recordReplyAttempt(id: string): Turn;
+  /** The reply message at index `part` (0: the placeholder) is about to be posted. */
+  recordReplyAttempt(id: string, part: number): Turn;
   recordReply(id: string, parts: string[]): Turn;
   finish(
     id: string,

@@ -37,8 +37,8 @@ export abstract class TurnEvents implements Recorders {
     return this.apply(id, { type: "run_start", ...run });
   }
 
-  recordReplyAttempt(id: string): Turn {
-    return this.apply(id, { type: "reply_attempt" });
+  recordReplyAttempt(id: string, part: number): Turn {
+    return this.apply(id, { type: "reply_attempt", part });
   }
 
   recordReply(id: string, parts: string[]): Turn {

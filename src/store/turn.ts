@@ -56,8 +56,11 @@ export interface Turn {
   settings: RunSettings | null;
   /** When the run started, epoch ms: the run timeout counts from it across restarts. */
   runStartedAt: number | null;
-  /** The placeholder's post was sent (it may be in Slack even if its ts was not recorded). */
-  replyPostAttempted: boolean;
+  /**
+   * How many of the reply's messages had their post sent. One more than `replyParts` means
+   * the next part may be in Slack although its ts was not recorded (a crash in between).
+   */
+  replyPostsAttempted: number;
   /** Every reply message of this turn, in order; the first is the placeholder. */
   replyParts: string[];
   modelUsed: string | null;
@@ -83,7 +86,7 @@ export type TurnEvent =
   | { type: "post_attempt" }
   | { type: "message"; serviceMessageId: string }
   | { type: "run_start"; runId: string; settings: RunSettings; startedAt: number }
-  | { type: "reply_attempt" }
+  | { type: "reply_attempt"; part: number }
   | { type: "reply"; parts: string[] }
   | { type: "finish"; outcome: TurnOutcome; modelUsed?: string | null; error?: string | null };
 
@@ -128,7 +131,7 @@ export function receivedTurn(input: NewTurn, id: string, now: number): Turn {
     runId: null,
     settings: null,
     runStartedAt: null,
-    replyPostAttempted: false,
+    replyPostsAttempted: 0,
     replyParts: [],
     modelUsed: null,
     error: null,
@@ -154,7 +157,8 @@ export function applyTurnEvent(turn: Turn, event: TurnEvent): Turn {
         runStartedAt: event.startedAt,
       };
     case "reply_attempt":
-      return { ...next, replyPostAttempted: true };
+      // Part `part` (0-based) is about to be posted: `part + 1` posts have been sent.
+      return { ...next, replyPostsAttempted: Math.max(turn.replyPostsAttempted, event.part + 1) };
     case "reply":
       return { ...next, replyParts: [...event.parts] };
     case "finish":

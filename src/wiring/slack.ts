@@ -1,15 +1,18 @@
+import { randomUUID } from "node:crypto";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { Admission } from "../slack/admission.js";
 import type { BoltApp } from "../slack/app.js";
 import { Installation } from "../slack/installation.js";
+import { questionMark } from "../slack/message-mark.js";
 import { NoteGate } from "../slack/note-gate.js";
 import { Pacer } from "../slack/pacer.js";
 import { PostGate } from "../slack/post-gate.js";
+import { postOnce } from "../slack/post-once.js";
 import { PacedEdits } from "../slack/reply.js";
 import type { ReplyPayload } from "../slack/reply-blocks.js";
-import { findReplyInThread } from "../slack/reply-lookup.js";
+import { findMarkedMessage } from "../slack/reply-lookup.js";
 import { CallScheduler } from "../slack/scheduler.js";
 import { SlackThreadHistory } from "../slack/thread-history.js";
 import { UserDirectory } from "../slack/user-directory.js";
@@ -48,7 +51,7 @@ export function wireSlack(
     client: slack,
     pacer,
     postGate,
-    findReply: (where) => findReplyInThread(slack, where),
+    findMessage: (where) => findMarkedMessage(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
   const notes = new NoteGate({
@@ -58,6 +61,25 @@ export function wireSlack(
     onFailed: (note, error) =>
       logger.warn({ err: errorText(error), channel: note.channel }, "could not post a note"),
   });
+  /** The shortcut's question, posted once: any retry looks for it by its mark first. */
+  const postQuestion = async (
+    target: { team: string; channel: string; threadTs: string },
+    text: string,
+  ): Promise<string> => {
+    const { team, channel, threadTs } = target;
+    const mark = questionMark(randomUUID());
+    const posted = await postOnce(
+      { team, channel },
+      {
+        postGate,
+        post: () => slack.postMessage({ channel, thread_ts: threadTs, text, metadata: mark }),
+        find: () => findMarkedMessage(slack, { channel, threadTs, mark }),
+        onLookupRefused: (error) =>
+          logger.warn({ err: errorText(error) }, "could not look for a posted question"),
+      },
+    );
+    return posted.ts;
+  };
   const users = new UserDirectory({ lookup: (id) => slack.userInfo(id), now: () => clock.now() });
   const installation = new Installation(() => slack.authTest());
   const admission = new Admission({
@@ -79,6 +101,7 @@ export function wireSlack(
     postGate,
     notes,
     replies,
+    postQuestion,
     users,
     installation,
     admission,

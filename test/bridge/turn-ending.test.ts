@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunAbandoned } from "../../src/bridge/relay.js";
+import { errorSummary } from "../../src/bridge/service-failure.js";
 import {
   describeFailure,
   refusal,
@@ -8,6 +9,7 @@ import {
 } from "../../src/bridge/turn-ending.js";
 import {
   AuthenticationError,
+  BadRequestError,
   ConnectionError,
   ProtocolError,
   RateLimitedError,
@@ -110,5 +112,29 @@ describe("describeFailure", () => {
     expect(describeFailure(new Error("x"))).toBe(
       "Something went wrong while answering. Please try again.",
     );
+  });
+
+  it("says a refused request in one sentence, leaving the call and the ids to the log", () => {
+    const refused = new BadRequestError(
+      "content must not contain tool markup",
+      { method: "POST", path: "/v1/thread/th_8f2a91/messages" },
+      400,
+    );
+    const sentence = describeFailure(refused);
+    expect(sentence).toBe(
+      "The assistant service refused this request, so this message was not answered; the bot's log says why.",
+    );
+    for (const detail of ["POST", "/v1", "th_8f2a91", "400", "tool markup"]) {
+      expect(sentence).not.toContain(detail);
+    }
+    expect(errorSummary(refused)).toEqual({
+      type: "BadRequestError",
+      kind: "bad_request",
+      status: 400,
+      method: "POST",
+      path: "/v1/thread/th_8f2a91/messages",
+      message: refused.message,
+    });
+    expect(refused.message).toContain("tool markup");
   });
 });

@@ -33,7 +33,7 @@ describe("TurnReply", () => {
     ]);
     expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)"]);
     expect(s.turns.byId(s.id)).toMatchObject({
-      replyPostAttempted: true,
+      replyPostsAttempted: 1,
       replyParts: [`reply-${s.id}`],
     });
   });

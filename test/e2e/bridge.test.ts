@@ -305,6 +305,54 @@ describe("the reply", () => {
     expect(reply).toMatch(/could not read/);
   });
 
+  it("ends with one sentence when the service refuses the question, the details in the log", async () => {
+    const x = await harness();
+    x.sim.control.failRequests({
+      count: 1,
+      status: 400,
+      method: "POST",
+      pathPattern: /^\/v1\/thread\/[^/]+\/messages$/,
+    });
+    const { threadTs } = await x.mention("<@UBOT> this one is refused");
+    const [reply] = await x.settled(CHANNEL, threadTs);
+    expect(reply).toBe(
+      ":warning: The assistant service refused this request, so this message was not answered; the bot's log says why.",
+    );
+    const refused = x.serviceRequests("POST", /^\/v1\/thread\/[^/]+\/messages$/)[0]?.path;
+    const threadId = refused?.split("/")[3] as string;
+    expect(threadId.length).toBeGreaterThan(0);
+    for (const detail of ["POST", "/v1", threadId, "400"]) expect(reply).not.toContain(detail);
+    const logged = x.logs.find((line) => line.includes("turn ended with an error")) ?? "";
+    expect(JSON.parse(logged).err).toMatchObject({
+      kind: "bad_request",
+      status: 400,
+      method: "POST",
+      path: expect.stringMatching(/^\/v1\/thread\/[^/]+\/messages$/),
+    });
+  });
+
+  it("notifies nobody: the mentions an answer writes reach Slack as their words", async () => {
+    const x = await harness({ simulator: { answer: { tokensPerSecond: 200 } } });
+    const answer = [
+      "Heads up <!channel>, <!here|here> and <!everyone>!",
+      "Ask <!subteam^S123|@team> or <@U123>, by <!date^1392734382^{date_short}|Feb 18, 2014>.",
+    ].join("\n");
+    x.sim.control.enqueueAnswer({ text: answer });
+    const { threadTs } = await x.mention("<@UBOT> who should know?");
+    const [reply] = await x.settled(CHANNEL, threadTs);
+    // Every payload the bot sent, every field, interim edits included.
+    const sent = x.slack.calls
+      .filter((c) => c.method.startsWith("chat."))
+      .map((c) => JSON.stringify(c.args));
+    expect(sent.length).toBeGreaterThan(1);
+    for (const payload of sent) {
+      expect(payload).not.toMatch(/<!|<@U123/);
+    }
+    expect(reply).toContain(
+      "Heads up @channel, @here and @everyone!\nAsk @team or @U123, by Feb 18, 2014.",
+    );
+  });
+
   it("shows a turn waiting for the service's run-start budget as queued", async () => {
     const x = await harness({ env: { ASSISTANT_RUN_STARTS_PER_MINUTE: "1" } });
     const first = await x.mention("<@UBOT> first", { channel: "C0ONE" });

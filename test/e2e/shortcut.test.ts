@@ -102,6 +102,23 @@ describe("the Ask the assistant shortcut", () => {
     expect(h.sim.control.counts().threads).toBe(1);
   });
 
+  it("posts the question once when Slack takes it but answers 500", async () => {
+    h.sim.control.enqueueAnswer({ text: "Yes." });
+    const ts = nextTs();
+    h.slack.seedMessage({ channel: CHANNEL, ts, user: "U0BOB", text: "Budget is 10k" });
+    const opened = await openModal({ ts, text: "Budget is 10k", user: "U0BOB" });
+    const metadata = (opened.view as { private_metadata: string }).private_metadata;
+    h.slack.failNext("chat.postMessage", { status: 500, landed: true });
+    await submit(metadata, "Is that enough?");
+    await h.settled(CHANNEL, ts, 2);
+    const texts = h.slack.replies(CHANNEL, ts).map((m) => m.text);
+    expect(texts.filter((t) => t.includes("asked:"))).toEqual([
+      `<@${USER}> asked: Is that enough?`,
+    ]);
+    expect(texts).toHaveLength(2);
+    expect(contents()).toHaveLength(1);
+  });
+
   it("works on a message that has no thread yet: the answer starts its thread", async () => {
     const ts = nextTs();
     h.slack.seedMessage({ channel: CHANNEL, ts, user: "U0BOB", text: "Budget is 10k" });

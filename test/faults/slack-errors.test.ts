@@ -54,4 +54,29 @@ describe("Slack answering 429 and 500", () => {
     expect((after?.at ?? 0) - (updates[limited]?.at ?? 0)).toBeGreaterThanOrEqual(900);
     expect(h.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
   });
+
+  it("shows each message once when Slack takes a post but answers 500: placeholder and continuation", async () => {
+    h = await startHarness({ simulator: { answer: { tokensPerSecond: 4_000 } } });
+    const { slack } = h;
+    const paragraph = (i: number) => `Paragraph ${i}: ${"the quick brown fox ".repeat(20)}`;
+    const answer = Array.from({ length: 16 }, (_, i) => paragraph(i)).join("\n\n");
+    expect(answer.length).toBeGreaterThan(6_000);
+    h.sim.control.enqueueAnswer({ text: answer });
+    slack.failNext("chat.postMessage", { status: 500, landed: true });
+    const { threadTs } = await h.mention("<@UBOT> a long one, please");
+    // The placeholder landed and its answer was a 500; the next post is the continuation.
+    await slack.waitFor((s) => s.callsTo("chat.postMessage").length === 1);
+    slack.failNext("chat.postMessage", { status: 500, landed: true });
+    await h.settled(CHANNEL, threadTs, 2, 20_000);
+    const replies = slack.replies(CHANNEL, threadTs);
+    const bodies = replies.map((m) => {
+      const block = (m.blocks ?? []).find((b) => b.type === "markdown") as { text?: string };
+      return block?.text ?? "";
+    });
+    expect(bodies.join("\n")).toBe(answer);
+    expect(replies).toHaveLength(2);
+    // Two posts, each answered 500 after it landed; each retry found its message instead.
+    expect(slack.callsTo("chat.postMessage").map((c) => c.status)).toEqual([500, 500]);
+    expect(slack.callsTo("conversations.replies").length).toBeGreaterThanOrEqual(2);
+  });
 });

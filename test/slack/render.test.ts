@@ -251,6 +251,16 @@ describe("renderInterim", () => {
     expect(renderInterim("**")).toBe("**");
     expect(renderInterim("")).toBe("");
   });
+
+  it("holds back a mention being written until its `>` arrives, so no markup shows", () => {
+    expect(renderInterim("Heads up <!chan")).toBe("Heads up ");
+    expect(renderInterim("cc <@U12")).toBe("cc ");
+    expect(renderInterim("cc <!subteam^S1|@te")).toBe("cc ");
+    expect(renderInterim("Heads up <!channel> now")).toBe("Heads up <!channel> now");
+    expect(renderInterim("a < b and <https://x")).toBe("a < b and <https://x");
+    expect(renderInterim("<!ch")).toBe("<!ch");
+    expect(renderInterim("```\n<!ch")).toBe("```\n<!ch\n```");
+  });
 });
 
 describe("escapeMrkdwn and toPlainFallback", () => {

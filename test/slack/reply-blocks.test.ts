@@ -210,9 +210,14 @@ describe("buildReply", () => {
       phase: { kind: "continued" },
       turnId: "t",
       notes: ["ignored here"],
-      part: { index: 0 },
+      part: { index: 1 },
     });
-    expect(payload).toEqual({ text: "Part one", blocks: [{ type: "markdown", text: "Part one" }] });
+    expect(payload).toEqual({
+      text: "Part one",
+      blocks: [{ type: "markdown", text: "Part one" }],
+      // Invisible: how the bot finds this message of this turn again.
+      metadata: { event_type: "assistant_bridge_reply", event_payload: { turn: "t", part: 1 } },
+    });
   });
 
   it("adds notes and the part number as small lines", () => {
@@ -230,11 +235,20 @@ describe("buildReply", () => {
     ]);
   });
 
+  it("words mentions in the text fallback as the block will show them, escaping the rest", () => {
+    const payload = buildReply({
+      body: "Hi <!channel> and <@U1|ada> (a < b)",
+      phase: { kind: "completed" },
+      turnId: "t",
+    });
+    expect(payload.text).toBe("Hi @channel and @ada (a &lt; b)");
+  });
+
   it("omits a blank body instead of sending an empty markdown block", () => {
     const payload = buildReply({ body: " \n\n ", phase: { kind: "working" }, turnId: "t" });
     expect(kinds(payload)).toEqual(["context", "actions"]);
     expect(payload.text).toBe("Working…");
-    expect(buildReply({ body: "\n", phase: { kind: "continued" }, turnId: "t" })).toEqual({
+    expect(buildReply({ body: "\n", phase: { kind: "continued" }, turnId: "t" })).toMatchObject({
       text: "…",
       blocks: [],
     });

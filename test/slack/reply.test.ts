@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ReplyTarget, ReplyView } from "../../src/bridge/ports.js";
+import { type MessageMark, replyMark } from "../../src/slack/message-mark.js";
 import { Pacer } from "../../src/slack/pacer.js";
 import { PostGate } from "../../src/slack/post-gate.js";
 import { PacedEdits, type ReplyClient } from "../../src/slack/reply.js";
@@ -9,24 +10,50 @@ import { ManualClock } from "../support/manual-clock.js";
 
 type Call = { method: "post" | "update" | "delete"; ts: string; text?: string };
 
+/** A 500 from Slack, as the WebClient reports it. */
+const serverError = () =>
+  Object.assign(new Error("An HTTP protocol error occurred: statusCode = 500"), {
+    code: "slack_webapi_http_error",
+    statusCode: 500,
+  });
+
 const schedulers: CallScheduler[] = [];
 afterEach(() => {
   for (const s of schedulers.splice(0)) s.close();
 });
 
-/** PacedEdits over the real pacer and post gate, on a manual clock, with a recording client. */
-function setup(options: { found?: string; failUpdates?: number } = {}) {
+/**
+ * PacedEdits over the real pacer and post gate, on a manual clock, with a recording client.
+ * `thread` holds the marked messages Slack has (the lookup reads it); `landThen500` names
+ * the posts (1-based) that Slack takes and then answers with a 500.
+ */
+function setup(
+  options: {
+    thread?: { ts: string; mark: MessageMark }[];
+    failUpdates?: number;
+    landThen500?: number[];
+    /** This post (1-based) is taken by Slack, and its answer never comes: a crash. */
+    crashAt?: number;
+  } = {},
+) {
   const clock = new ManualClock();
   const scheduler = new CallScheduler({ clock, random: () => 0.5 });
   schedulers.push(scheduler);
   const calls: Call[] = [];
   const errors: string[] = [];
-  let posted = 0;
+  const thread = [...(options.thread ?? [])];
+  /** What happened, in order: records of the turn and calls to Slack. */
+  const log: string[] = [];
+  let posted = thread.length;
   let updateFailures = options.failUpdates ?? 0;
   const client: ReplyClient = {
     postMessage: async (args) => {
       const ts = `9.${++posted}`;
       calls.push({ method: "post", ts, text: args.text });
+      thread.push({ ts, mark: args.metadata });
+      log.push(`post part ${args.metadata.event_payload.part}`);
+      if (options.landThen500?.includes(posted)) throw serverError();
+      if (options.crashAt === posted) return new Promise<never>(() => {});
       return { ts };
     },
     deleteMessage: async (args) => {
@@ -44,8 +71,11 @@ function setup(options: { found?: string; failUpdates?: number } = {}) {
   const strategy = new PacedEdits({
     client,
     pacer,
-    postGate: new PostGate({ scheduler }),
-    findReply: async () => options.found,
+    postGate: new PostGate({ scheduler, retryDelayMs: 100 }),
+    findMessage: async ({ mark }) => {
+      log.push(`look for part ${mark.event_payload.part}`);
+      return thread.find((m) => JSON.stringify(m.mark) === JSON.stringify(mark))?.ts;
+    },
     onError: (_error, what) => errors.push(what),
   });
   const recorded: { parts: string[][]; posting: number } = { parts: [], posting: 0 };
@@ -53,12 +83,30 @@ function setup(options: { found?: string; failUpdates?: number } = {}) {
     strategy.render(
       { turnId: "turn-1", team: "T1", channel: "C1", threadTs: "1.1", parts: [], ...target },
       {
-        parts: (parts) => recorded.parts.push(parts),
-        posting: () => recorded.posting++,
+        parts: (parts) => {
+          recorded.parts.push(parts);
+          log.push(`record ${parts.length} parts`);
+        },
+        posting: (part) => {
+          recorded.posting++;
+          log.push(`record posting part ${part}`);
+        },
       },
     );
-  return { clock, calls, errors, recorded, render };
+  /** Lets the clock run (post spacing, retry backoff) until `work` settles. */
+  const settle = async <T>(work: Promise<T>): Promise<T> => {
+    let done = false;
+    const watched = work.finally(() => {
+      done = true;
+    });
+    while (!done) await clock.advance(1_000);
+    return watched;
+  };
+  return { clock, calls, errors, recorded, render, log, thread, settle };
 }
+
+/** An answer that takes three messages. */
+const LONG = Array.from({ length: 400 }, (_, i) => `line ${i} of a long answer`).join("\n");
 
 const view = (body: string, phase: ReplyView["phase"] = { kind: "working" }): ReplyView => ({
   body,
@@ -104,6 +152,60 @@ describe("PacedEdits", () => {
     expect(shown.map((c) => c.text).join("\n")).toContain("line 399 of a long answer");
   });
 
+  it("records each part before posting it; one Slack took but answered 500 for is found, not posted twice", async () => {
+    const s = setup({ landThen500: [1, 2] });
+    const reply = s.render();
+    await s.settle(reply.open(view("", { kind: "starting" })));
+    await s.settle(reply.finish(view(LONG, { kind: "completed" })));
+    // Slack has each part once.
+    expect(s.thread.map((m) => m.mark.event_payload.part)).toEqual([0, 1, 2]);
+    expect(s.recorded.parts.at(-1)).toEqual(["9.1", "9.2", "9.3"]);
+    expect(s.log).toEqual([
+      "record posting part 0",
+      "post part 0",
+      "look for part 0",
+      "record 1 parts",
+      "record posting part 1",
+      "post part 1",
+      "look for part 1",
+      "record 2 parts",
+      "record posting part 2",
+      "post part 2",
+      "record 3 parts",
+    ]);
+    expect(s.calls.map((c) => c.text).join("\n")).toContain("line 399 of a long answer");
+  });
+
+  it("after a crash between posting a continuation and recording it, continues in that part", async () => {
+    // The first process: Slack takes part 1, and the process dies before the answer.
+    const first = setup({ crashAt: 2 });
+    const before = first.render();
+    await first.settle(before.open(view("", { kind: "starting" })));
+    void before.finish(view(LONG, { kind: "completed" }));
+    await vi.waitFor(async () => {
+      await first.clock.advance(1_000);
+      expect(first.log.at(-1)).toBe("post part 1");
+    });
+    expect(first.log.slice(-2)).toEqual(["record posting part 1", "post part 1"]);
+    expect(first.recorded.parts.at(-1)).toEqual(["9.1"]);
+
+    // The next process, from what was recorded and what Slack has.
+    const next = setup({ thread: first.thread });
+    const after = next.render({ parts: ["9.1"], postsAttempted: 2 });
+    await next.settle(after.finish(view(LONG, { kind: "completed" })));
+    expect(next.thread.map((m) => m.mark.event_payload.part)).toEqual([0, 1, 2]);
+    expect(next.recorded.parts.at(-1)).toEqual(["9.1", "9.2", "9.3"]);
+    expect(next.log).toEqual([
+      "look for part 1",
+      "record 2 parts",
+      "record posting part 2",
+      "post part 2",
+      "record 3 parts",
+    ]);
+    // The part found is edited to what it must show.
+    expect(next.calls.filter((c) => c.method === "update").map((c) => c.ts)).toContain("9.2");
+  });
+
   it("removes messages the stream showed when the final answer is shorter", async () => {
     const s = setup();
     const reply = s.render({ parts: ["9.7", "9.8"] });
@@ -119,8 +221,8 @@ describe("PacedEdits", () => {
   });
 
   it("continues in the placeholder found in the thread after a crash, posting none", async () => {
-    const s = setup({ found: "9.5" });
-    const reply = s.render({ postAttempted: true });
+    const s = setup({ thread: [{ ts: "9.5", mark: replyMark("turn-1", 0) }] });
+    const reply = s.render({ postsAttempted: 1 });
     await reply.open(view("", { kind: "starting" }));
     await reply.finish(view("Done.", { kind: "completed" }));
     expect(s.calls).toEqual([{ method: "update", ts: "9.5", text: "Done." }]);

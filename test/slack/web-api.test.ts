@@ -4,8 +4,9 @@ import { LogLevel, WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
+import { questionMark, replyMark } from "../../src/slack/message-mark.js";
 import { buildReply, STOP_ACTION_ID } from "../../src/slack/reply-blocks.js";
-import { findReplyInThread } from "../../src/slack/reply-lookup.js";
+import { findMarkedMessage } from "../../src/slack/reply-lookup.js";
 import { SlackResponseError, type SlackWebApi, slackWebApi } from "../../src/slack/web-api.js";
 
 /** The bot's Web API adapters over a real WebClient, against the fake Slack on 127.0.0.1. */
@@ -154,14 +155,83 @@ describe("the Web API adapters against the fake Slack", () => {
     expect(second.nextCursor).toBeUndefined();
   });
 
-  it("finds a turn's placeholder by its Stop button", async () => {
+  it("finds a reply's messages by their invisible mark: the turn and the part", async () => {
     fake.seedMessage({ channel: CHANNEL, ts: THREAD, user: "U1", text: "question" });
-    const placeholder = buildReply({ body: "", phase: { kind: "starting" }, turnId: "turn-7" });
+    const where = { channel: CHANNEL, threadTs: THREAD };
+    const ts: string[] = [];
+    for (const index of [0, 1]) {
+      const part = buildReply({
+        body: `part ${index}`,
+        phase: { kind: "continued" },
+        turnId: "turn-7",
+        part: { index },
+      });
+      ts.push((await slack.postMessage({ channel: CHANNEL, thread_ts: THREAD, ...part })).ts);
+    }
+    // The mark is metadata: nothing of it shows in the message.
+    expect(fake.threadTranscript(CHANNEL, THREAD)).toEqual(["part 0", "part 1"]);
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-7", 0) })).toBe(ts[0]);
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-7", 1) })).toBe(ts[1]);
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-7", 2) })).toBe(
+      undefined,
+    );
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-8", 0) })).toBe(
+      undefined,
+    );
+    expect(await findMarkedMessage(slack, { ...where, mark: questionMark("k") })).toBe(undefined);
+    expect(fake.callsTo("conversations.replies")[0]?.args).toMatchObject({
+      include_all_metadata: "true",
+    });
+  });
+
+  it("finds a placeholder posted before marks existed by its Stop button", async () => {
+    fake.seedMessage({ channel: CHANNEL, ts: THREAD, user: "U1", text: "question" });
+    const { metadata: _unmarked, ...placeholder } = buildReply({
+      body: "",
+      phase: { kind: "starting" },
+      turnId: "turn-7",
+    });
     expect(JSON.stringify(placeholder.blocks)).toContain(STOP_ACTION_ID);
     const { ts } = await slack.postMessage({ channel: CHANNEL, thread_ts: THREAD, ...placeholder });
     const where = { channel: CHANNEL, threadTs: THREAD };
-    expect(await findReplyInThread(slack, { ...where, turnId: "turn-7" })).toBe(ts);
-    expect(await findReplyInThread(slack, { ...where, turnId: "turn-8" })).toBeUndefined();
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-7", 0) })).toBe(ts);
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-7", 1) })).toBe(
+      undefined,
+    );
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("turn-8", 0) })).toBe(
+      undefined,
+    );
+  });
+
+  it("posts, edits and whispers nothing that notifies: mentions leave as their words", async () => {
+    const loud = "Hey <!channel> <!here|here> <!everyone> <!subteam^S123|@team> <@U123>";
+    const { ts } = await slack.postMessage({
+      channel: CHANNEL,
+      text: loud,
+      blocks: [
+        { type: "markdown", text: loud },
+        { type: "context", elements: [{ type: "mrkdwn", text: `by <@U9> ${loud}` }] },
+      ],
+    });
+    await slack.updateMessage({
+      channel: CHANNEL,
+      ts,
+      text: loud,
+      blocks: [{ type: "section", text: { type: "mrkdwn", text: loud } }],
+    });
+    await slack.postEphemeral({ channel: CHANNEL, user: "U1", text: loud });
+    const sent = JSON.stringify(fake.calls.map((c) => c.args));
+    expect(sent).not.toMatch(/<!/);
+    const [post, update] = [fake.callsTo("chat.postMessage")[0], fake.callsTo("chat.update")[0]];
+    // The assistant's Markdown mentions no one; the bot's own mrkdwn may name a person.
+    expect(post?.args.blocks).toEqual([
+      { type: "markdown", text: "Hey @channel @here @everyone @team @U123" },
+      {
+        type: "context",
+        elements: [{ type: "mrkdwn", text: "by <@U9> Hey @channel @here @everyone @team <@U123>" }],
+      },
+    ]);
+    expect(update?.args.text).toBe("Hey @channel @here @everyone @team <@U123>");
   });
 
   it("leaves Slack's refusals as the WebClient's errors, told apart as before", async () => {

@@ -66,6 +66,7 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       state: "received",
       notes: ["files"],
       replyParts: [],
+      replyPostsAttempted: 0,
       createdAt: 1_000,
     });
     expect(newTurn(stores, "1.1")).toBeUndefined();
@@ -87,8 +88,9 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const stores = open();
     const { turns } = stores;
     const id = newTurn(stores, "1.1")?.id as string;
-    turns.recordReplyAttempt(id);
+    turns.recordReplyAttempt(id, 0);
     turns.recordReply(id, ["9.1"]);
+    turns.recordReplyAttempt(id, 1);
     turns.recordContent(id, {
       serviceContent: "ctx q",
       contextThroughTs: "1.1",
@@ -111,7 +113,7 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       runId: "r1",
       settings: { maxSteps: 3 },
       runStartedAt: 7,
-      replyPostAttempted: true,
+      replyPostsAttempted: 2,
       replyParts: ["9.1"],
     });
     turns.finish(id, { outcome: "completed", modelUsed: "m-large", error: null });

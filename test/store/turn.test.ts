@@ -14,7 +14,7 @@ const EVENTS: Record<TurnEvent["type"], TurnEvent> = {
   post_attempt: { type: "post_attempt" },
   message: { type: "message", serviceMessageId: "m1" },
   run_start: { type: "run_start", runId: "r1", settings: { maxSteps: 3 }, startedAt: 42 },
-  reply_attempt: { type: "reply_attempt" },
+  reply_attempt: { type: "reply_attempt", part: 1 },
   reply: { type: "reply", parts: ["9.1", "9.2"] },
   finish: { type: "finish", outcome: "completed", modelUsed: "m-large", error: null },
 };
@@ -130,7 +130,10 @@ describe("the turn state machine", () => {
       42,
     ]);
     const replied = applyTurnEvent(applyTurnEvent(started, EVENTS.reply_attempt), EVENTS.reply);
-    expect([replied.replyPostAttempted, replied.replyParts]).toEqual([true, ["9.1", "9.2"]]);
+    expect([replied.replyPostsAttempted, replied.replyParts]).toEqual([2, ["9.1", "9.2"]]);
+    // An attempt at an earlier part (a resumed reply edits it) never lowers the count.
+    const again = applyTurnEvent(replied, { type: "reply_attempt", part: 0 });
+    expect(again.replyPostsAttempted).toBe(2);
     const done = applyTurnEvent(replied, EVENTS.finish);
     expect([done.outcome, done.modelUsed, done.error]).toEqual(["completed", "m-large", null]);
     expect(done.serviceContent).toBe("ctx\nq");

@@ -31,7 +31,7 @@ export class FakeReplies implements ReplyStrategy {
       open: async (view) => {
         this.calls.push({ turnId: target.turnId, call: "open", view });
         if (parts.length > 0) return;
-        recorder.posting();
+        recorder.posting(0);
         if (this.holdOpens) await new Promise<void>((resolve) => this.held.push(resolve));
         parts.push(`reply-${target.turnId}`);
         recorder.parts([...parts]);

@@ -9,12 +9,18 @@ export interface FailOptions {
   error?: string;
   /** Retry-After of an injected 429, in seconds. Default 1. */
   retryAfter?: number;
+  /**
+   * The call takes effect first (a post is stored, an edit applied) and only its answer is
+   * the fault: Slack did the work, and the caller cannot know. Default false.
+   */
+  landed?: boolean;
 }
 
 export interface Fault {
   status: 500 | 429 | 200;
   error: string;
   retryAfter: number;
+  landed: boolean;
 }
 
 interface QueuedFault extends Fault {
@@ -32,6 +38,7 @@ export class FaultQueue {
       status,
       error: options.error ?? (status === 429 ? "ratelimited" : "internal_error"),
       retryAfter: options.retryAfter ?? 1,
+      landed: options.landed ?? false,
     });
     this.queues.set(method, queue);
   }
@@ -43,7 +50,8 @@ export class FaultQueue {
     if (queue === undefined || fault === undefined) return undefined;
     fault.remaining -= 1;
     if (fault.remaining <= 0) queue.shift();
-    return { status: fault.status, error: fault.error, retryAfter: fault.retryAfter };
+    const { status, error, retryAfter, landed } = fault;
+    return { status, error, retryAfter, landed };
   }
 
   clear(): void {

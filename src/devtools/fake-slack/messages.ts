@@ -18,6 +18,8 @@ export interface StoredMessage {
   edits: number;
   /** Every version in order: the posted one first, the current one last (edits + 1 entries). */
   history: MessageContent[];
+  /** Message metadata (`event_type`, `event_payload`): apps see it, people never do. */
+  metadata?: Record<string, unknown>;
 }
 
 export interface SeedMessage {
@@ -36,6 +38,7 @@ export interface NewMessage extends MessageContent {
   thread_ts?: string;
   user?: string;
   bot_id?: string;
+  metadata?: Record<string, unknown>;
 }
 
 const MICROS_PER_SECOND = 1_000_000n;
@@ -106,6 +109,7 @@ export class MessageStore {
     if (from.user !== undefined) message.user = from.user;
     if (from.bot_id !== undefined) message.bot_id = from.bot_id;
     if (from.files !== undefined) message.files = from.files;
+    if (from.metadata !== undefined) message.metadata = from.metadata;
     this.channelMap(from.channel).set(ts, message);
     return message;
   }

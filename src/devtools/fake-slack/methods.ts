@@ -110,8 +110,39 @@ function readContent(args: Args, previous?: MessageContent): MessageContent | { 
   return error === undefined ? content : { error };
 }
 
-/** A message as Slack's API returns it. */
-function wire(message: StoredMessage, teamId: string): Record<string, unknown> {
+/**
+ * The `metadata` argument (a JSON string in form bodies): undefined when absent, a Slack
+ * error code when it is not an object with an `event_type`.
+ */
+function readMetadata(args: Args): { metadata?: Record<string, unknown> } | { error: string } {
+  let value = args.metadata;
+  if (value === undefined || value === "") return {};
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return { error: "invalid_metadata_format" };
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { error: "invalid_metadata_format" };
+  }
+  const metadata = value as Record<string, unknown>;
+  if (typeof metadata.event_type !== "string") return { error: "invalid_metadata_schema" };
+  return { metadata };
+}
+
+/** Whether a boolean argument is set (form bodies deliver "true"). */
+function flag(args: Args, key: string): boolean {
+  return arg(args, key) === "true" || arg(args, key) === "1";
+}
+
+/** A message as Slack's API returns it; its metadata only when asked for. */
+function wire(
+  message: StoredMessage,
+  teamId: string,
+  withMetadata = false,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { type: "message", ts: message.ts, text: message.text };
   if (message.user !== undefined) out.user = message.user;
   if (message.bot_id !== undefined) out.bot_id = message.bot_id;
@@ -119,6 +150,7 @@ function wire(message: StoredMessage, teamId: string): Record<string, unknown> {
   if (message.blocks !== undefined) out.blocks = message.blocks;
   if (message.files !== undefined) out.files = message.files;
   if (message.edits > 0) out.edited = { user: message.user, ts: message.ts };
+  if (withMetadata && message.metadata !== undefined) out.metadata = message.metadata;
   out.team = teamId;
   return out;
 }
@@ -128,6 +160,8 @@ function postMessage(ws: Workspace, args: Args): SlackBody {
   if (channel === undefined) return fail("channel_not_found");
   const content = readContent(args);
   if ("error" in content) return fail(content.error);
+  const marked = readMetadata(args);
+  if ("error" in marked) return fail(marked.error);
   const threadTs = arg(args, "thread_ts");
   const message = ws.store.add({
     ...content,
@@ -135,6 +169,7 @@ function postMessage(ws: Workspace, args: Args): SlackBody {
     user: ws.botUserId,
     bot_id: ws.botId,
     ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+    ...marked,
   });
   return { ok: true, channel, ts: message.ts, message: wire(message, ws.teamId) };
 }
@@ -154,7 +189,12 @@ function update(ws: Workspace, args: Args): SlackBody {
   if ("ok" in message) return message;
   const content = readContent(args, message);
   if ("error" in content) return fail(content.error);
+  const marked = readMetadata(args);
+  if ("error" in marked) return fail(marked.error);
   ws.store.edit(message, content);
+  // An edit without metadata keeps the message's (unconfirmed for Slack; the bot sends its
+  // mark with every edit, so it does not rely on either behaviour).
+  if (marked.metadata !== undefined) message.metadata = marked.metadata;
   return {
     ok: true,
     channel: message.channel,
@@ -216,8 +256,9 @@ function replies(ws: Workspace, args: Args): SlackBody {
   const page = thread.slice(start, start + limit);
   const next = thread[start + limit];
   const replyCount = thread.filter((m) => m.ts !== ts).length;
+  const withMetadata = flag(args, "include_all_metadata");
   const messages = page.map((m) => {
-    const out = wire(m, ws.teamId);
+    const out = wire(m, ws.teamId, withMetadata);
     if (m.ts === ts && replyCount > 0)
       Object.assign(out, { thread_ts: ts, reply_count: replyCount });
     return out;

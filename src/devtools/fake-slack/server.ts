@@ -221,7 +221,10 @@ export class FakeSlack {
     return this.store.seed(message);
   }
 
-  /** Makes the next `count` calls of `method` fail, before limits or state are touched. */
+  /**
+   * Makes the next `count` calls of `method` fail, before limits or state are touched (or,
+   * with `landed`, after the call has changed the workspace).
+   */
   failNext(method: string, options: FailOptions = {}): void {
     this.faults.add(method, options);
   }
@@ -325,6 +328,8 @@ export class FakeSlack {
 
     const fault = this.faults.take(method);
     if (fault !== undefined) {
+      // The work is done (its own answer dropped) before the fault is answered.
+      if (fault.landed && decoded !== undefined) callMethod(this.workspace, method, args, token);
       const body = { ok: false, error: fault.error };
       const headers = fault.status === 429 ? { "retry-after": String(fault.retryAfter) } : {};
       record(fault.status, body);

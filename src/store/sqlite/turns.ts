@@ -32,6 +32,10 @@ interface Row {
   run_id: string | null;
   settings: string | null;
   run_started_at: number | null;
+  /**
+   * How many reply posts were sent (`replyPostsAttempted`). The column began as a 0/1 flag for
+   * the placeholder alone, and its 1 still means exactly that: one post sent.
+   */
   reply_post_attempted: number;
   reply_ts: string | null;
   reply_parts: string;
@@ -77,7 +81,7 @@ const toTurn = (r: Row): Turn => ({
   runId: r.run_id,
   settings: r.settings === null ? null : (JSON.parse(r.settings) as RunSettings),
   runStartedAt: r.run_started_at,
-  replyPostAttempted: r.reply_post_attempted === 1,
+  replyPostsAttempted: r.reply_post_attempted,
   replyParts: JSON.parse(r.reply_parts) as string[],
   modelUsed: r.model_used,
   error: r.error,
@@ -95,7 +99,7 @@ const toChange = (t: Turn): Record<(typeof CHANGEABLE)[number], unknown> => ({
   run_id: t.runId,
   settings: t.settings === null ? null : JSON.stringify(t.settings),
   run_started_at: t.runStartedAt,
-  reply_post_attempted: t.replyPostAttempted ? 1 : 0,
+  reply_post_attempted: t.replyPostsAttempted,
   reply_ts: t.replyParts[0] ?? null,
   reply_parts: JSON.stringify(t.replyParts),
   model_used: t.modelUsed,

@@ -285,6 +285,56 @@ describe("fault injection", () => {
     expect(await raw.json()).toEqual({ ok: false, error: "ratelimited" });
     expect(fake.rateLimited).toBe(0);
   });
+
+  it("can take the message and then answer 500, as Slack may when its answer is lost", async () => {
+    fake.failNext("chat.postMessage", { status: 500, landed: true });
+    fake.failNext("chat.update", { status: 500, landed: true });
+    expect(await failure(web.chat.postMessage({ channel: "C1", text: "first" }))).toBe(
+      ErrorCode.HTTPError,
+    );
+    // The caller learned nothing, yet the message is there.
+    const [stored] = fake.messages("C1");
+    expect(stored).toMatchObject({ text: "first", bot_id: "BBOT", edits: 0 });
+    const edit = web.chat.update({ channel: "C1", ts: stored?.ts as string, text: "second" });
+    expect(await failure(edit)).toBe(ErrorCode.HTTPError);
+    expect(fake.messages("C1")).toMatchObject([{ text: "second", edits: 1 }]);
+    expect(fake.callsTo("chat.postMessage").map((c) => [c.status, c.ok])).toEqual([[500, false]]);
+    // Without `landed`, a fault still leaves the workspace untouched.
+    fake.failNext("chat.postMessage", { status: 500 });
+    await failure(web.chat.postMessage({ channel: "C1", text: "never" }));
+    expect(fake.messages("C1")).toHaveLength(1);
+  });
+});
+
+describe("message metadata", () => {
+  it("keeps a post's metadata, shows it only to include_all_metadata, and replaces it on edit", async () => {
+    fake.seedMessage({ channel: "C1", ts: "1700000000.000100", user: "U1", text: "question" });
+    const thread = { channel: "C1", ts: "1700000000.000100" };
+    const first = { event_type: "reply", event_payload: { turn: "t1", part: 0 } };
+    const { ts } = await web.chat.postMessage({
+      ...thread,
+      thread_ts: thread.ts,
+      text: "hi",
+      metadata: first,
+    });
+    const plain = await web.conversations.replies(thread);
+    expect(plain.messages?.[1]).not.toHaveProperty("metadata");
+    const withMeta = await web.conversations.replies({ ...thread, include_all_metadata: true });
+    expect(withMeta.messages?.[1]).toMatchObject({ ts, metadata: first });
+
+    await web.chat.update({ channel: "C1", ts: ts as string, text: "hi again" });
+    expect(fake.messages("C1")[1]?.metadata).toEqual(first);
+    const second = { event_type: "reply", event_payload: { turn: "t1", part: 1 } };
+    await web.chat.update({ channel: "C1", ts: ts as string, text: "hi", metadata: second });
+    expect(fake.messages("C1")[1]?.metadata).toEqual(second);
+
+    const bad = fetch(`${fake.apiUrl}chat.postMessage`, {
+      method: "POST",
+      headers: { authorization: "Bearer x" },
+      body: new URLSearchParams({ channel: "C1", text: "x", metadata: "{not json" }),
+    });
+    expect(await (await bad).json()).toEqual({ ok: false, error: "invalid_metadata_format" });
+  });
 });
 
 describe("response URLs", () => {
