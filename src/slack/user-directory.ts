@@ -1,3 +1,5 @@
+import { itemParts, markupItems } from "./markup.js";
+
 /** What users.info gives us, reduced to what a message needs. */
 export type UserLookup = (userId: string) => Promise<{ displayName: string } | undefined>;
 
@@ -65,7 +67,14 @@ export class UserDirectory {
   }
 }
 
-/** The user ids mentioned in Slack markup (`<@U123>` or `<@U123|name>`). */
+const USER_MENTION = /^@[UW][A-Z0-9]+$/;
+
+/** The user ids mentioned in Slack markup (`<@U123>` or `<@U123|name>`), in one pass. */
 export function mentionedUserIds(text: string): string[] {
-  return [...text.matchAll(/<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/g)].map((m) => m[1] as string);
+  const ids: string[] = [];
+  for (const item of markupItems(text)) {
+    const { target } = itemParts(item.inside);
+    if (USER_MENTION.test(target)) ids.push(target.slice(1));
+  }
+  return ids;
 }
