@@ -29,6 +29,11 @@ export interface Config {
     requestsPerMinute: number;
   };
   databasePath: string;
+  /**
+   * How long a finished turn's texts (the question, what was posted to the service, notes)
+   * are kept after it finished, ms (RETENTION_DAYS, default 30 days); then they are purged.
+   */
+  retentionMs: number;
   logLevel: LogLevel;
   limits: {
     /** A person's message longer than this (characters) is answered with a note instead. */
@@ -176,6 +181,8 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     databasePath: read(env, "DATABASE_PATH", z.string().trim().min(1), "./data/bridge.db"),
+    retentionMs:
+      read(env, "RETENTION_DAYS", positiveInt("RETENTION_DAYS", 1, 3650), "30") * 86_400_000,
     logLevel,
     limits: {
       maxMessageChars: read(env, "MAX_MESSAGE_CHARS", positiveInt("MAX_MESSAGE_CHARS"), "20000"),

@@ -38,6 +38,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "0" }).limits.threadContextChars).toBe(0);
   });
 
+  it("reads RETENTION_DAYS, 30 days by default, as milliseconds", () => {
+    expect(loadConfig(base).retentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ ...base, RETENTION_DAYS: "7" }).retentionMs).toBe(7 * 86_400_000);
+  });
+
   it("adds the trailing slash to SLACK_API_URL and selects Socket Mode by SLACK_APP_TOKEN", () => {
     const config = loadConfig({
       ...base,
@@ -67,6 +72,8 @@ describe("loadConfig", () => {
     [{ THREAD_CONTEXT_CHARS: "lots" }, /^THREAD_CONTEXT_CHARS is malformed/],
     [{ THREAD_CONTEXT_CHARS: "100" }, /^THREAD_CONTEXT_CHARS is malformed: .*0 \(off\)/],
     [{ THREAD_CONTEXT_CHARS: "999999" }, /^THREAD_CONTEXT_CHARS is malformed/],
+    [{ RETENTION_DAYS: "a month" }, /^RETENTION_DAYS is malformed: .*whole number/],
+    [{ RETENTION_DAYS: "0" }, /^RETENTION_DAYS is malformed: .*between 1 and 3650/],
   ])("refuses %o with one sentence naming the variable", (change, message) => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);
