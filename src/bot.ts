@@ -10,6 +10,7 @@ import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerMessageListeners } from "./slack/listeners.js";
 import { registerShortcut } from "./slack/shortcut.js";
+import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
 import { type Clock, systemClock } from "./time.js";
@@ -111,6 +112,12 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     connection,
     logger,
     clock,
+    retention: new Retention({
+      turns: stores.turns,
+      retentionMs: config.retentionMs,
+      clock,
+      logger,
+    }),
     release: [() => slack.scheduler.close(), () => service.close(), () => stores.close()],
   });
   return { app, bridge, stores, metrics, service: service.service, ...lifecycle };

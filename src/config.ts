@@ -43,6 +43,11 @@ export interface Config {
     requestsPerMinute: number;
   };
   databasePath: string;
+  /**
+   * How long a finished turn's texts (the question, what was posted to the service, notes)
+   * are kept after it finished, ms (RETENTION_DAYS, default 30 days); then they are purged.
+   */
+  retentionMs: number;
   logLevel: LogLevel;
   /** Who may use the bot (contract: Trust). */
   trust: {
@@ -315,6 +320,8 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     databasePath: read(env, "DATABASE_PATH", z.string().trim().min(1), "./data/bridge.db"),
+    retentionMs:
+      read(env, "RETENTION_DAYS", positiveInt("RETENTION_DAYS", 1, 3650), "30") * 86_400_000,
     logLevel,
     trust: {
       allowedTeamIds: teamIds(env),

@@ -5,6 +5,7 @@ import { type OpsServer, startOpsServer } from "./observability/ops-server.js";
 import type { OpsRoute } from "./observability/routes.js";
 import type { SlackConnection } from "./observability/slack-connection.js";
 import { type BoltApp, listeningPort, verifySlackToken } from "./slack/app.js";
+import type { Retention } from "./store/retention.js";
 import { type Clock, settleWithin } from "./time.js";
 
 /** How long turns may take to unwind once told to stop, after the grace period, ms. */
@@ -18,14 +19,17 @@ export interface LifecycleParts {
   connection: SlackConnection;
   logger: Logger;
   clock: Clock;
+  /** Purges old turns' texts: at start, then hourly, until the stop. */
+  retention: Retention;
   /** What to release once Slack is stopped, in order (schedulers, clients, the store). */
   release: (() => void | Promise<void>)[];
 }
 
 /**
  * How the bot starts and stops. Start: check the token, listen (the ops routes get a small
- * server of their own in Socket Mode, or with OPS_PORT), then resume unfinished turns.
- * Stop: take no new answers, give the running ones the grace period, leave the rest
+ * server of their own in Socket Mode, or with OPS_PORT), then resume unfinished turns and
+ * start the retention's sweeps. Stop: take no new answers, give the running ones the grace
+ * period, leave the rest
  * recorded for the next start.
  */
 export function botLifecycle(parts: LifecycleParts) {
@@ -47,6 +51,7 @@ export function botLifecycle(parts: LifecycleParts) {
       const opsPort = opsServer?.port ?? port;
       connection.started();
       const resumed = bridge.resume();
+      await parts.retention.start();
       const mode = config.slack.appToken ? "socket" : "http";
       const opsHost = config.ops.server?.host ?? "every interface";
       logger.info({ mode, port, opsHost, opsPort, resumed }, "assistant bridge started");
@@ -66,6 +71,8 @@ export function botLifecycle(parts: LifecycleParts) {
       // A client that holds its connection open (a half-sent request) must not hold the exit.
       await settleWithin(app.stop(), UNWIND_MS, clock);
       await opsServer?.close();
+      // Before the store closes: a sweep under way finishes its batch first.
+      await parts.retention.stop();
       for (const release of parts.release) await release();
       logger.info({}, "assistant bridge stopped");
     },

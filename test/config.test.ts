@@ -38,6 +38,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "0" }).limits.threadContextChars).toBe(0);
   });
 
+  it("reads RETENTION_DAYS, 30 days by default, as milliseconds", () => {
+    expect(loadConfig(base).retentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ ...base, RETENTION_DAYS: "7" }).retentionMs).toBe(7 * 86_400_000);
+  });
+
   it("adds the trailing slash to SLACK_API_URL and selects Socket Mode by SLACK_APP_TOKEN", () => {
     const config = loadConfig({
       ...base,
@@ -71,6 +76,8 @@ describe("loadConfig", () => {
     [{ ALLOWED_TEAM_IDS: "T0001,acme" }, /^ALLOWED_TEAM_IDS is malformed: "acme" is not/],
     [{ ALLOWED_TEAM_IDS: ", ," }, /^ALLOWED_TEAM_IDS is malformed: it names no id/],
     [{ ALLOW_GUESTS: "no" }, /^ALLOW_GUESTS is malformed: it must be true or false/],
+    [{ RETENTION_DAYS: "a month" }, /^RETENTION_DAYS is malformed: .*whole number/],
+    [{ RETENTION_DAYS: "0" }, /^RETENTION_DAYS is malformed: .*between 1 and 3650/],
   ])("refuses %o with one sentence naming the variable", (change, message) => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -1,3 +1,5 @@
+import { itemParts, markupItems } from "./markup.js";
+
 /**
  * Incoming Slack message text → readable plain text for the assistant service. Slack writes
  * mentions and links as `<…>` and escapes `&`, `<`, `>` everywhere else; the service should
@@ -21,9 +23,8 @@ const SPECIAL = new Set(["here", "channel", "everyone"]);
 
 /** The readable form of one `<…>` item (its inside, still escaped). */
 function readable(inside: string, lookup: NameLookup): string {
-  const bar = inside.indexOf("|");
-  const target = bar === -1 ? inside : inside.slice(0, bar);
-  const label = bar === -1 ? undefined : decode(inside.slice(bar + 1));
+  const { target, label: escapedLabel } = itemParts(inside);
+  const label = escapedLabel === undefined ? undefined : decode(escapedLabel);
   const named = (name: string | undefined) => (name?.trim() ? name.trim() : undefined);
 
   switch (target[0]) {
@@ -67,15 +68,11 @@ function readable(inside: string, lookup: NameLookup): string {
 export function slackTextToPlain(text: string, lookup: NameLookup = {}): string {
   let out = "";
   let last = 0;
-  for (const match of text.matchAll(/<([^<>]*)>/g)) {
-    out += decode(text.slice(last, match.index)) + readable(match[1] as string, lookup);
-    last = match.index + match[0].length;
+  for (const item of markupItems(text)) {
+    out += decode(text.slice(last, item.start)) + readable(item.inside, lookup);
+    last = item.end;
   }
   return out + decode(text.slice(last));
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /**
@@ -83,9 +80,15 @@ function escapeRegExp(text: string): string {
  * trims; a `:` or `,` left at the start ("@bot: do this") goes too.
  */
 export function stripBotMention(text: string, botUserId: string): string {
-  const mention = new RegExp(`<@${escapeRegExp(botUserId)}(?:\\|[^>]*)?>[ \\t]*`, "g");
-  return text
-    .replace(mention, "")
+  let out = "";
+  let last = 0;
+  for (const item of markupItems(text)) {
+    if (itemParts(item.inside).target !== `@${botUserId}`) continue;
+    out += text.slice(last, item.start);
+    last = item.end;
+    while (text[last] === " " || text[last] === "\t") last++;
+  }
+  return (out + text.slice(last))
     .trim()
     .replace(/^[,:][ \t]*/, "")
     .trim();

@@ -217,7 +217,11 @@ export function questionModal(
 function quote(text: string): string {
   let body = text.trim() === "" ? "_(no text)_" : text.trim();
   if (body.length > QUOTE_MAX) {
-    body = `${body.slice(0, QUOTE_MAX).replace(/<[^>]*$/, "")}…`;
+    const cut = body.slice(0, QUOTE_MAX);
+    // An item left open by the cut starts at the first `<` after the last `>` (found without
+    // a pattern retried at every `<`, which would be quadratic).
+    const open = cut.indexOf("<", cut.lastIndexOf(">") + 1);
+    body = `${open === -1 ? cut : cut.slice(0, open)}…`;
   }
   return body
     .split("\n")

@@ -1,4 +1,5 @@
 import { CallSlots, SlotsFull } from "./call-slots.js";
+import { itemParts, markupItems } from "./markup.js";
 
 /** What users.info tells of a person, as far as the bot uses it (absent: not said). */
 export interface KnownPerson {
@@ -116,7 +117,14 @@ export class UserDirectory {
   }
 }
 
-/** The user ids mentioned in Slack markup (`<@U123>` or `<@U123|name>`). */
+const USER_MENTION = /^@[UW][A-Z0-9]+$/;
+
+/** The user ids mentioned in Slack markup (`<@U123>` or `<@U123|name>`), in one pass. */
 export function mentionedUserIds(text: string): string[] {
-  return [...text.matchAll(/<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/g)].map((m) => m[1] as string);
+  const ids: string[] = [];
+  for (const item of markupItems(text)) {
+    const { target } = itemParts(item.inside);
+    if (USER_MENTION.test(target)) ids.push(target.slice(1));
+  }
+  return ids;
 }

@@ -71,6 +71,15 @@ export interface TurnStore {
   unfinishedCountBy(team: string, user: string): number;
   /** The service messages the turns of a conversation have posted (and recorded). */
   serviceMessageIds(conversationId: number): Set<string>;
+  /**
+   * Forgets the texts of turns that finished before `finishedBefore` (epoch ms): the
+   * question, the text composed for the service, the notes and the run's error. The rest
+   * stays (ids, Slack ts, state, outcome): the row is what recognises a Slack retry of the
+   * message as a duplicate, and tells the thread context which thread messages were
+   * questions of their own. Purges at most `limit` turns, oldest first, and returns how
+   * many; a result of `limit` means there may be more.
+   */
+  purgeTexts(finishedBefore: number, limit: number): number;
 
   recordContent(id: string, content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">): Turn;
   recordPostAttempt(id: string): Turn;

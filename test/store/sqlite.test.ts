@@ -43,10 +43,18 @@ describe("the SQLite file", () => {
   it("carries turns of the previous schema into the state machine's states", () => {
     const path = join(tempDir(), "bridge.db");
     const old = new Database(path);
+    // The columns and indexes of version 4 that the later migrations touch.
     old.exec(`CREATE TABLE turns (id TEXT PRIMARY KEY, state TEXT NOT NULL, content TEXT NOT NULL,
-      service_content TEXT, post_attempted INTEGER NOT NULL DEFAULT 0)`);
+      service_content TEXT, post_attempted INTEGER NOT NULL DEFAULT 0,
+      conversation_id INTEGER NOT NULL DEFAULT 1, team TEXT NOT NULL DEFAULT 'T',
+      channel TEXT NOT NULL DEFAULT 'C', user TEXT NOT NULL DEFAULT 'U',
+      service_message_id TEXT, created_at INTEGER NOT NULL DEFAULT 0,
+      updated_at INTEGER NOT NULL DEFAULT 0);
+      CREATE INDEX turns_unfinished ON turns (state) WHERE state <> 'finished';
+      CREATE INDEX turns_by_user ON turns (team, channel, user, state);`);
     old.pragma("user_version = 4");
-    old.exec(`INSERT INTO turns VALUES ('sent', 'received', 'q1', NULL, 1),
+    old.exec(`INSERT INTO turns (id, state, content, service_content, post_attempted)
+      VALUES ('sent', 'received', 'q1', NULL, 1),
       ('composed', 'received', 'q2', 'ctx q2', 0), ('fresh', 'received', 'q3', NULL, 0),
       ('later', 'run_started', 'q4', 'q4', 1)`);
     old.close();

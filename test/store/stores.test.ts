@@ -13,13 +13,14 @@ afterEach(() => {
   for (const clean of cleanups.splice(0)) clean();
 });
 
-const implementations: [string, () => Stores][] = [
-  ["memory", () => memoryStores(() => 1_000)],
+/** Each opens the stores on a clock: `now`, epoch ms (default: always 1_000). */
+const implementations: [string, (now?: () => number) => Stores][] = [
+  ["memory", (now = () => 1_000) => memoryStores(now)],
   [
     "sqlite",
-    () => {
+    (now = () => 1_000) => {
       const dir = mkdtempSync(join(tmpdir(), "stores-"));
-      const stores = openSqliteStores(join(dir, "bridge.db"), () => 1_000);
+      const stores = openSqliteStores(join(dir, "bridge.db"), now);
       cleanups.push(() => {
         stores.close();
         rmSync(dir, { recursive: true, force: true });
@@ -153,6 +154,56 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(turns.unfinishedCountBy("T", "U2")).toBe(1);
     expect(turns.unfinishedCountBy("T", "U3")).toBe(0);
     expect(turns.serviceMessageIds(1)).toEqual(new Set(["m-a"]));
+  });
+
+  it("purges the texts of turns finished before a time, and still knows their messages", () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { turns } = stores;
+    const old = newTurn(stores, "1.1")?.id as string;
+    const waiting = newTurn(stores, "1.2")?.id as string;
+    turns.recordContent(old, { serviceContent: "ctx q", contextThroughTs: "1.1", notes: ["n"] });
+    turns.recordPostAttempt(old);
+    turns.recordMessage(old, "m-old");
+    turns.finish(old, { outcome: "failed", modelUsed: "max", error: "it broke" });
+    now = 5_000;
+    const recent = newTurn(stores, "1.3")?.id as string;
+    turns.finish(recent, { outcome: "completed" });
+
+    expect(turns.purgeTexts(5_000, 10)).toBe(1);
+    expect(turns.byId(old)).toMatchObject({
+      state: "finished",
+      outcome: "failed",
+      modelUsed: "max",
+      messageTs: "1.1",
+      serviceMessageId: "m-old",
+      content: "",
+      serviceContent: null,
+      notes: [],
+      error: null,
+    });
+    // Turns still running, and those finished since, keep their texts however old they are.
+    expect(turns.byId(waiting)).toMatchObject({ content: "question 1.2", notes: ["files"] });
+    expect(turns.byId(recent)).toMatchObject({ content: "question 1.3", notes: ["files"] });
+    // A Slack retry of the purged message is still the same message: no second turn.
+    expect(newTurn(stores, "1.1")).toBeUndefined();
+    expect(turns.byMessage("T", "C", "1.1")?.id).toBe(old);
+    expect(turns.serviceMessageIds(1)).toEqual(new Set(["m-old"]));
+    expect(turns.purgeTexts(5_000, 10)).toBe(0);
+  });
+
+  it("purges at most the number asked for, the longest finished first", () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { turns } = stores;
+    const ids = ["1.1", "1.2", "1.3"].map((ts) => newTurn(stores, ts)?.id as string);
+    for (const id of [...ids].reverse()) {
+      turns.finish(id, { outcome: "completed" });
+      now += 1_000;
+    }
+    expect(turns.purgeTexts(now, 2)).toBe(2);
+    expect(ids.map((id) => turns.byId(id)?.content)).toEqual(["question 1.1", "", ""]);
+    expect(turns.purgeTexts(now, 2)).toBe(1);
   });
 
   it("keeps settings per person per channel, and default removes one", () => {

@@ -6,6 +6,8 @@ import { TurnEvents } from "../turn-events.js";
 /** Turns in a Map, in arrival order: the core's tests use it in place of SQLite. */
 export class MemoryTurnStore extends TurnEvents implements TurnStore {
   private readonly rows = new Map<string, Turn>();
+  /** When each finished turn finished, epoch ms, until its texts are purged. */
+  private readonly textsKept = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -49,11 +51,25 @@ export class MemoryTurnStore extends TurnEvents implements TurnStore {
     return new Set(ids);
   }
 
+  purgeTexts(finishedBefore: number, limit: number): number {
+    const due = [...this.textsKept]
+      .filter(([, finishedAt]) => finishedAt < finishedBefore)
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, limit);
+    for (const [id] of due) {
+      const turn = this.rows.get(id) as Turn;
+      this.rows.set(id, { ...turn, content: "", serviceContent: null, notes: [], error: null });
+      this.textsKept.delete(id);
+    }
+    return due.length;
+  }
+
   protected apply(id: string, event: TurnEvent): Turn {
     const current = this.rows.get(id);
     if (!current) throw new Error(`turn ${id} does not exist`);
     const next = applyTurnEvent(current, event);
     this.rows.set(id, next);
+    if (next.state === "finished") this.textsKept.set(id, this.now());
     return next;
   }
 

@@ -75,6 +75,22 @@ const MIGRATIONS: readonly string[] = [
   // installation's workspace, which keys the turn). Older turns have none: their `team`
   // was the author's team.
   "ALTER TABLE turns ADD COLUMN author_team TEXT;",
+  // The hot queries read only the rows they need, never every turn ever recorded: a person's
+  // unfinished turns (the queue limit, /assistant stop and status), all unfinished turns in
+  // arrival order (the resume at start), a conversation's posted service messages (the
+  // look-up before a question is posted again). Each partial index holds only those rows.
+  `DROP INDEX turns_unfinished;
+   DROP INDEX turns_by_user;
+   CREATE INDEX turns_unfinished_by_arrival ON turns (created_at) WHERE state <> 'finished';
+   CREATE INDEX turns_unfinished_by_person ON turns (team, user, channel, created_at)
+     WHERE state <> 'finished';
+   CREATE INDEX turns_service_messages ON turns (conversation_id, service_message_id)
+     WHERE service_message_id IS NOT NULL;`,
+  // Retention (RETENTION_DAYS): when a finished turn's texts were purged (null: not yet), and
+  // the finished turns still holding texts by when they finished (their last update).
+  `ALTER TABLE turns ADD COLUMN texts_purged_at INTEGER;
+   CREATE INDEX turns_texts_kept ON turns (updated_at)
+     WHERE state = 'finished' AND texts_purged_at IS NULL;`,
 ];
 
 export class DatabaseOpenError extends Error {

@@ -116,6 +116,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   private readonly activeByUserStmt;
   private readonly countByUserStmt;
   private readonly messageIdsStmt;
+  private readonly purgeStmt;
 
   constructor(
     private readonly db: Db,
@@ -150,6 +151,15 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     this.activeByUserStmt = db.prepare<[string, string, string], Row>(
       `SELECT * FROM turns WHERE team = ? AND channel = ? AND user = ? AND state <> 'finished'
        ORDER BY created_at, rowid`,
+    );
+    // A finished turn is never written again (every event is illegal there), so a purge is
+    // final; `updated_at` is when it finished.
+    this.purgeStmt = db.prepare(
+      `UPDATE turns SET content = '', service_content = NULL, notes = '[]', error = NULL,
+         texts_purged_at = @now
+       WHERE rowid IN (SELECT rowid FROM turns
+         WHERE state = 'finished' AND texts_purged_at IS NULL AND updated_at < @before
+         ORDER BY updated_at LIMIT @limit)`,
     );
   }
 
@@ -189,6 +199,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   unfinishedCountBy(team: string, user: string): number {
     return this.countByUserStmt.get(team, user)?.n ?? 0;
+  }
+
+  purgeTexts(finishedBefore: number, limit: number): number {
+    return this.purgeStmt.run({ before: finishedBefore, limit, now: this.now() }).changes;
   }
 
   protected apply(id: string, event: TurnEvent): Turn {
