@@ -55,6 +55,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     apiUrl,
     routes,
     logger: boltLogger(logger),
+    onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
   });
   connection = watchSlackConnection(app);
   const slack = wireSlack(app, config, clock, metrics, logger);
@@ -83,7 +84,6 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
         return (await slack.slack.postMessage(message)).ts;
       }),
   });
-  app.error(async (error) => logger.error({ err: errorText(error) }, "Slack listener failed"));
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,

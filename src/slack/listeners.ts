@@ -1,7 +1,8 @@
-import type { Bridge } from "../bridge/bridge.js";
+import type { AcceptResult, Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
 import type { BoltApp } from "./app.js";
+import { EventNotRecorded } from "./event-not-recorded.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
@@ -24,10 +25,11 @@ export interface ListenerDeps {
 }
 
 /**
- * Message entry points: `app_mention` in channels, `message` everywhere. In HTTP mode Slack's
- * acknowledgement is sent when the listener returns (processBeforeResponse), so the turn
- * is recorded first; the listener therefore only normalizes and hands over, and the answer
- * is worked on after it returns.
+ * Message entry points: `app_mention` in channels, `message` everywhere. Slack's
+ * acknowledgement is sent when the listener returns (app.ts), so the turn is recorded
+ * first; the listener therefore only normalizes and hands over, and the answer is worked
+ * on after it returns. A turn that cannot be recorded throws EventNotRecorded: Slack is
+ * not acknowledged and delivers the event again.
  */
 export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void {
   const handle = async (
@@ -52,7 +54,17 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     if (others.length > 0) await settleWithin(deps.users.resolve(others), NAME_LOOKUP_MS);
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
     const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
-    const result = deps.bridge.accept({ ...inbound, text });
+    let result: AcceptResult;
+    try {
+      result = deps.bridge.accept({ ...inbound, text });
+    } catch (error) {
+      // Acknowledged, the question would be lost: refused, Slack delivers it again.
+      deps.logger.error(
+        { err: errorName(error), channel: inbound.channel, ts: inbound.ts },
+        "could not record a Slack message; Slack will deliver it again",
+      );
+      throw new EventNotRecorded(error);
+    }
     deps.onInbound?.(result);
     if (result === "over_limit") {
       const { channel, user, threadTs } = inbound;
