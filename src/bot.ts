@@ -65,6 +65,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     // On the Slack port only when they have no server of their own (HTTP mode, no OPS_PORT).
     routes: config.ops.server ? [] : routes,
     logger: boltLogger(logger),
+    onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
   });
   connection = watchSlackConnection(app);
   const slack = wireSlack(app, config, clock, metrics, logger);
@@ -97,7 +98,6 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     ...trust,
     postQuestion: slack.postQuestion,
   });
-  app.error(async (error) => logger.error({ err: errorText(error) }, "Slack listener failed"));
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,

@@ -19,6 +19,11 @@ export interface CallOptions {
   /** Fairness key in the service budget: the Slack person the call is for. */
   party?: string;
   onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
+  /**
+   * Called synchronously just before the request leaves (after its wait in the budget): what
+   * it records is kept before the service can act. If it throws, nothing is sent.
+   */
+  onSend?: () => void;
 }
 
 export type RunStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";

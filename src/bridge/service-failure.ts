@@ -46,6 +46,25 @@ export function isTransient(error: unknown): boolean {
 }
 
 /**
+ * A request that failed this way certainly changed nothing at the service: it was refused
+ * (a 429 or another 4xx) or never left (a connection never made). Any other failure (a
+ * timeout, a reset, a 5xx, a garbled answer, an abort) may come after the service acted on it.
+ */
+export function changedNothing(error: unknown): boolean {
+  switch (serviceFailureKind(error)) {
+    case "rate_limited":
+    case "bad_request":
+    case "authentication":
+    case "not_found":
+      return true;
+    case "connection":
+      return (error as { sent?: unknown }).sent === false;
+    default:
+      return false;
+  }
+}
+
+/**
  * What a log line may say about an error: its kind, status and call, never payloads or
  * tokens. A refused request (`bad_request`) also gets the service's own words, which the
  * person in the channel is spared (turn-ending.ts).

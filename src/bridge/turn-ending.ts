@@ -1,6 +1,7 @@
 import type { TurnOutcome } from "../store/turn.js";
 import type { ReplyPhase, Run } from "./ports.js";
 import { RunAbandoned } from "./relay.js";
+import { RunStartUnknown } from "./run-start.js";
 import { isTransient, serviceFailureKind } from "./service-failure.js";
 
 /**
@@ -20,6 +21,9 @@ export const STILL_TRYING =
   "The assistant service is not answering right now; the bot keeps trying…";
 const UNREACHABLE =
   "The assistant service could not be reached, so this message was not answered. Please try again in a few minutes.";
+/** Said when a run start may or may not have started a run (run-start.ts: never sent twice). */
+export const START_UNCONFIRMED =
+  "Your answer may not have started: the assistant service did not confirm it, and the bot does not ask twice in case it did. To ask again, send your question again in this thread.";
 const GARBAGE = "The assistant service sent an answer the bot could not read. Please try again.";
 
 /**
@@ -105,6 +109,7 @@ export function refusal(content: string, maxMessageChars: number): Ending | unde
 /** One sentence for a person about why their answer could not be had. */
 export function describeFailure(error: unknown): string {
   if (error instanceof RunAbandoned) return "The answer was abandoned.";
+  if (error instanceof RunStartUnknown) return START_UNCONFIRMED;
   switch (serviceFailureKind(error)) {
     case "rate_limited":
       return "The assistant service is over its request limit right now. Please try again in a minute.";

@@ -108,10 +108,10 @@ export class ProtocolError extends ServiceError {
   }
 }
 
-/** The caller aborted (its AbortSignal fired) or left the budget queue. */
+/** The caller aborted (its AbortSignal fired), left the budget queue, or refused to send (onSend). */
 export class CanceledError extends ServiceError {
-  constructor(message: string, request: RequestInfo) {
-    super("canceled", message, request);
+  constructor(message: string, request: RequestInfo, cause?: unknown) {
+    super("canceled", message, request, undefined, cause === undefined ? undefined : { cause });
   }
 }
 

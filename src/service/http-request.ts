@@ -15,6 +15,13 @@ export interface CallOptions {
   party?: string;
   /** Called while the call waits in the budget: first when it has to wait, then on changes. */
   onQueued?: (p: QueueInfo) => void;
+  /**
+   * Called synchronously once the request is built and about to leave (after its wait in
+   * the budget, before each attempt), so that what the caller records of it is kept before
+   * any of it can reach the service. If it throws, nothing is sent and the call fails with a
+   * CanceledError whose `cause` is that error.
+   */
+  onSend?: () => void;
 }
 
 export interface ServiceRequest {

@@ -88,7 +88,7 @@ export class ServiceHttp {
   /** Sends the request (with retries) and reads the whole success body as text. */
   send(req: ServiceRequest, opts: CallOptions = {}): Promise<ServiceResponse> {
     return this.#withRetries(req, opts, async (signal, ticket) => {
-      const res = await this.#dispatch(req, signal, "application/json", this.#bodyTimeoutMs);
+      const res = await this.#dispatch(req, opts, signal, "application/json", this.#bodyTimeoutMs);
       try {
         if (res.statusCode < 200 || res.statusCode > 299) await this.#throwForStatus(req, res);
         const text = await readText(res.body, MAX_BODY_BYTES, requestInfo(req));
@@ -118,7 +118,7 @@ export class ServiceHttp {
       const accept = opts.accept ?? "text/event-stream";
       const bodyTimeout = opts.bodyTimeoutMs ?? 0;
       try {
-        const res = await this.#dispatch(req, signal, accept, bodyTimeout);
+        const res = await this.#dispatch(req, opts, signal, accept, bodyTimeout);
         if (res.statusCode < 200 || res.statusCode > 299) await this.#throwForStatus(req, res);
         return {
           body: res.body,
@@ -186,6 +186,7 @@ export class ServiceHttp {
 
   #dispatch(
     req: ServiceRequest,
+    opts: CallOptions,
     signal: AbortSignal,
     accept: string,
     bodyTimeout: number,
@@ -198,6 +199,11 @@ export class ServiceHttp {
       body = JSON.stringify(value);
     }
     const query = req.query ? new URLSearchParams(req.query).toString() : "";
+    try {
+      opts.onSend?.();
+    } catch (cause) {
+      throw new CanceledError("not sent: the caller refused", requestInfo(req), cause);
+    }
     return this.#dispatcher.request({
       origin: this.#origin,
       path: `${this.#basePath}${req.path}${query ? `?${query}` : ""}`,

@@ -3,11 +3,17 @@
  * Each is consumed by the server or the stream writer at the moment it applies.
  */
 
+export type FailureStatus = number | "reset" | "reset-after";
+
 export interface FailRequestsRule {
   /** How many matching requests fail. */
   count: number;
-  /** Default 500. "reset" destroys the connection without an answer. */
-  status?: number | "reset";
+  /**
+   * Default 500. "reset" destroys the connection without an answer (the request does
+   * nothing). "reset-after" carries the request out (a run start creates its run), then
+   * destroys the connection instead of answering: the client cannot know it succeeded.
+   */
+  status?: FailureStatus;
   /** Only requests with this method (any case); default any. */
   method?: string;
   /** Only requests whose path (without query) matches; default any. */
@@ -29,7 +35,7 @@ export class Faults {
   }
 
   /** The failure the request must answer with, if a rule matches (that use is counted). */
-  takeFailure(method: string, path: string): number | "reset" | undefined {
+  takeFailure(method: string, path: string): FailureStatus | undefined {
     const match = this.#failures.find(
       ({ rule }) =>
         (rule.method === undefined || rule.method.toUpperCase() === method.toUpperCase()) &&

@@ -72,7 +72,9 @@ export async function handleRequest(
       res.destroy();
       return;
     }
-    if (failure !== undefined) throw new HttpError(failure, "simulated failure");
+    if (typeof failure === "number") throw new HttpError(failure, "simulated failure");
+    // The request is carried out below; only its answer is replaced by a reset.
+    const resetAfter = failure === "reset-after";
     if (token === undefined || (deps.requiredToken !== undefined && token !== deps.requiredToken)) {
       throw new HttpError(401, "a valid bearer token is required", {
         "www-authenticate": 'Bearer realm="assistant"',
@@ -107,6 +109,11 @@ export async function handleRequest(
       },
     });
     if (reply !== undefined) {
+      if (resetAfter) {
+        answer(0);
+        res.destroy();
+        return;
+      }
       sendJson(res, reply.status, reply.body);
       answer(reply.status);
     }

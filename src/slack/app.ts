@@ -8,6 +8,7 @@ import {
   SocketModeReceiver,
 } from "@slack/bolt";
 import type { WebClientOptions } from "@slack/web-api";
+import { isEventNotRecorded } from "./event-not-recorded.js";
 
 export type BoltApp = App;
 
@@ -23,6 +24,8 @@ export interface SlackAppOptions {
   routes: CustomRoute[];
   /** Largest accepted request body in HTTP mode, bytes; default 1 MiB (Slack's are far smaller). */
   bodyLimit?: number;
+  /** Told of every error a listener throws (after Bolt has caught it). */
+  onListenerError: (error: unknown) => void;
 }
 
 /**
@@ -63,6 +66,7 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
       deferInitialization: true,
     });
     acknowledgeAfterListeners(receiver, app, options.logger);
+    refuseUnrecorded(app, options.onListenerError);
     return app;
   }
   if (!options.signingSecret) throw new Error("SLACK_SIGNING_SECRET is required in HTTP mode.");
@@ -79,7 +83,7 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     signatureVerification: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
   });
-  return new App({
+  const app = new App({
     token: options.botToken,
     receiver,
     logger: options.logger,
@@ -88,6 +92,21 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     // unhandled rejection that kills the process with a stack trace; `verifySlackToken`
     // runs it at start instead, where it can fail with one clear sentence.
     deferInitialization: true,
+  });
+  refuseUnrecorded(app, options.onListenerError);
+  return app;
+}
+
+/**
+ * Bolt answers Slack (HTTP 200, the Socket Mode ack) even when a listener throws, unless
+ * the global error handler throws too. An event whose question could not be recorded is
+ * rethrown here, so HTTP mode answers 500 (HTTPReceiver) and Socket Mode sends no ack
+ * (acknowledgeAfterListeners): either way Slack delivers it again.
+ */
+function refuseUnrecorded(app: App, onListenerError: (error: unknown) => void): void {
+  app.error(async (error) => {
+    onListenerError(error);
+    if (isEventNotRecorded(error)) throw error;
   });
 }
 
@@ -153,6 +172,8 @@ function acknowledgeAfterListeners(
           customProperties: {},
         });
       } catch (error) {
+        // Not acknowledged, so Slack sends the envelope again.
+        if (isEventNotRecorded(error)) return;
         logger.error(`Socket Mode event failed: ${error instanceof Error ? error.message : error}`);
       }
       try {

@@ -1,8 +1,9 @@
-import type { Bridge } from "../bridge/bridge.js";
+import type { AcceptResult, Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
 import { type Admission, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
+import { EventNotRecorded } from "./event-not-recorded.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
 import type { Installation } from "./installation.js";
@@ -37,6 +38,9 @@ export interface ListenerDeps {
  *
  * A message that would be answered is first checked against who may use the bot; a person
  * refused gets a note only they see and nothing is recorded, posted or sent to the service.
+ *
+ * A turn that cannot be recorded throws EventNotRecorded: Slack is not acknowledged (app.ts)
+ * and delivers the event again.
  */
 export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void {
   const handle = async (event: unknown, body: unknown, botUserId: string | undefined) => {
@@ -85,7 +89,17 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     if (others.length > 0) await settleWithin(deps.users.resolve(others), NAME_LOOKUP_MS);
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
     const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
-    const result = deps.bridge.accept({ ...inbound, text });
+    let result: AcceptResult;
+    try {
+      result = deps.bridge.accept({ ...inbound, text });
+    } catch (error) {
+      // Acknowledged, the question would be lost: refused, Slack delivers it again.
+      deps.logger.error(
+        { err: errorName(error), channel: inbound.channel, ts: inbound.ts },
+        "could not record a Slack message; Slack will deliver it again",
+      );
+      throw new EventNotRecorded(error);
+    }
     deps.onInbound?.(result);
     if (result === "over_limit") {
       deps.notes.tell({ team: workspace, channel, user, threadTs, text: OVER_LIMIT_NOTE });
@@ -104,4 +118,8 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
 /** The envelope says the channel is shared with other organisations (Slack Connect). */
 function inExternallySharedChannel(body: unknown): boolean {
   return (body as { is_ext_shared_channel?: unknown } | undefined)?.is_ext_shared_channel === true;
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
 }

@@ -84,6 +84,10 @@ export interface TurnStore {
   recordContent(id: string, content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">): Turn;
   recordPostAttempt(id: string): Turn;
   recordMessage(id: string, serviceMessageId: string): Turn;
+  /** A run start is about to be sent with these settings; its outcome is unknown until recorded. */
+  recordRunAttempt(id: string, settings: RunSettings): Turn;
+  /** The start sent certainly started nothing (a 429, no connection): it may be sent again. */
+  recordRunNotStarted(id: string): Turn;
   recordRunStart(id: string, run: Omit<Extract<TurnEvent, { type: "run_start" }>, "type">): Turn;
   /** The reply message at index `part` (0: the placeholder) is about to be posted. */
   recordReplyAttempt(id: string, part: number): Turn;

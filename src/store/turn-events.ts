@@ -1,4 +1,4 @@
-import type { TurnStore } from "./stores.js";
+import type { RunSettings, TurnStore } from "./stores.js";
 import type { Turn, TurnEvent } from "./turn.js";
 
 type Recorders = Pick<
@@ -6,6 +6,8 @@ type Recorders = Pick<
   | "recordContent"
   | "recordPostAttempt"
   | "recordMessage"
+  | "recordRunAttempt"
+  | "recordRunNotStarted"
   | "recordRunStart"
   | "recordReplyAttempt"
   | "recordReply"
@@ -31,6 +33,14 @@ export abstract class TurnEvents implements Recorders {
 
   recordMessage(id: string, serviceMessageId: string): Turn {
     return this.apply(id, { type: "message", serviceMessageId });
+  }
+
+  recordRunAttempt(id: string, settings: RunSettings): Turn {
+    return this.apply(id, { type: "run_attempt", settings });
+  }
+
+  recordRunNotStarted(id: string): Turn {
+    return this.apply(id, { type: "run_not_started" });
   }
 
   recordRunStart(id: string, run: Parameters<Recorders["recordRunStart"]>[1]): Turn {

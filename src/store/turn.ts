@@ -7,10 +7,16 @@ import type { RunSettings } from "../service/schemas.js";
  * else, and a restart resumes each unfinished turn from what its state says was done:
  *
  *   received ─compose─► composed ─post_attempt─► posting ─message─► message_posted
- *        ─run_start─► run_started ─finish─► finished
+ *        ─run_attempt─► run_starting ─run_start─► run_started ─finish─► finished
+ *                       └─run_not_started─► message_posted
  *
  * `posting` means a post of the question was sent and its outcome may be unknown (a crash,
- * a reset): the next attempt looks in the service thread before posting again. `finish`
+ * a reset): the next attempt looks in the service thread before posting again.
+ * `run_starting` means a run start was sent and its outcome is not known. Unlike a message,
+ * a run cannot be looked up (the interface lists no runs of a thread), and a second start
+ * would make the assistant answer twice; so a turn found `run_starting` is never started
+ * again: it ends saying the answer may not have started. Only a start that certainly
+ * started nothing (a 429, a connection never made) goes back (`run_not_started`). `finish`
  * is legal from every state but `finished` (a stop, a refusal or an error ends a turn
  * wherever it is). The reply's Slack messages (`reply_attempt`, `reply`) are recorded in
  * any unfinished state: a queued turn shows its placeholder before it starts.
@@ -20,6 +26,7 @@ export const TURN_STATES = [
   "composed",
   "posting",
   "message_posted",
+  "run_starting",
   "run_started",
   "finished",
 ] as const;
@@ -52,7 +59,7 @@ export interface Turn {
   contextThroughTs: string | null;
   serviceMessageId: string | null;
   runId: string | null;
-  /** The settings the run was started with. */
+  /** The settings the run was started with (those of the latest start sent). */
   settings: RunSettings | null;
   /** When the run started, epoch ms: the run timeout counts from it across restarts. */
   runStartedAt: number | null;
@@ -85,7 +92,9 @@ export type TurnEvent =
   | { type: "compose"; serviceContent: string; contextThroughTs: string | null; notes: string[] }
   | { type: "post_attempt" }
   | { type: "message"; serviceMessageId: string }
-  | { type: "run_start"; runId: string; settings: RunSettings; startedAt: number }
+  | { type: "run_attempt"; settings: RunSettings }
+  | { type: "run_not_started" }
+  | { type: "run_start"; runId: string; startedAt: number }
   | { type: "reply_attempt"; part: number }
   | { type: "reply"; parts: string[] }
   | { type: "finish"; outcome: TurnOutcome; modelUsed?: string | null; error?: string | null };
@@ -100,7 +109,9 @@ export const TURN_TRANSITIONS: Record<
   compose: { from: ["received"], to: "composed" },
   post_attempt: { from: ["composed", "posting"], to: "posting" },
   message: { from: ["posting"], to: "message_posted" },
-  run_start: { from: ["message_posted"], to: "run_started" },
+  run_attempt: { from: ["message_posted"], to: "run_starting" },
+  run_not_started: { from: ["run_starting"], to: "message_posted" },
+  run_start: { from: ["run_starting"], to: "run_started" },
   reply_attempt: { from: UNFINISHED },
   reply: { from: UNFINISHED },
   finish: { from: UNFINISHED, to: "finished" },
@@ -149,13 +160,10 @@ export function applyTurnEvent(turn: Turn, event: TurnEvent): Turn {
       return { ...next, ...pick(event, "serviceContent", "contextThroughTs", "notes") };
     case "message":
       return { ...next, serviceMessageId: event.serviceMessageId };
+    case "run_attempt":
+      return { ...next, settings: event.settings };
     case "run_start":
-      return {
-        ...next,
-        runId: event.runId,
-        settings: event.settings,
-        runStartedAt: event.startedAt,
-      };
+      return { ...next, runId: event.runId, runStartedAt: event.startedAt };
     case "reply_attempt":
       // Part `part` (0-based) is about to be posted: `part + 1` posts have been sent.
       return { ...next, replyPostsAttempted: Math.max(turn.replyPostsAttempted, event.part + 1) };
@@ -169,6 +177,7 @@ export function applyTurnEvent(turn: Turn, event: TurnEvent): Turn {
         error: event.error ?? turn.error,
       };
     case "post_attempt":
+    case "run_not_started":
       return next;
   }
 }

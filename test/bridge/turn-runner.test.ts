@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { LiveTurn } from "../../src/bridge/live-turn.js";
 import { Relay } from "../../src/bridge/relay.js";
 import { TurnContent } from "../../src/bridge/turn-content.js";
+import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
 import { TurnRunner } from "../../src/bridge/turn-runner.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import type { Turn } from "../../src/store/turn.js";
@@ -111,7 +112,6 @@ describe("the turn runner", () => {
   it.each([
     ["openThread", ["openThread"]],
     ["postMessage", ["openThread", "postMessage"]],
-    ["startRun", ["openThread", "postMessage", "startRun"]],
   ] as const)("stopped while %s is under way, it takes no further step", async (step, expected) => {
     const s = setup();
     const t = s.turn();
@@ -129,6 +129,29 @@ describe("the turn runner", () => {
       runId: null,
     });
     expect(s.replies.story(t.id).at(-1)).toBe("finish:stopped");
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
+  });
+
+  it("stopped while the run start is sent, lets it finish and stops the run once, when known", async () => {
+    const s = setup();
+    s.service.hang = true;
+    const t = s.turn();
+    const l = s.live(t);
+    const held = s.service.hold("startRun");
+    const done = s.runner.run(l);
+    await held.entered;
+    expect(await s.runner.stop(l, "U1")).toBe(true);
+    expect(s.service.count("stopRun")).toBe(0);
+    held.release();
+    await done;
+    expect(s.service.calls.filter((c) => c.call === "stopRun")).toEqual([
+      { call: "stopRun", runId: "run-3" },
+    ]);
+    expect(s.turns.byId(t.id)).toMatchObject({
+      state: "finished",
+      outcome: "stopped",
+      runId: "run-3",
+    });
     expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
   });
 
@@ -253,6 +276,26 @@ describe("the turn runner", () => {
       });
     });
 
+    it("run_starting: sends nothing and ends saying the answer may not have started", async () => {
+      const { s, t } = resumed((s, t) => {
+        s.turns.recordContent(t.id, {
+          serviceContent: "What is up?",
+          contextThroughTs: null,
+          notes: [],
+        });
+        s.turns.recordPostAttempt(t.id);
+        s.turns.recordMessage(t.id, "msg-7");
+        s.turns.recordRunAttempt(t.id, {});
+      });
+      await s.finish(s.live(t));
+      expect(s.service.calls).toEqual([]);
+      expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+      expect(s.replies.calls.at(-1)?.view.phase).toEqual({
+        kind: "unreachable",
+        message: START_UNCONFIRMED,
+      });
+    });
+
     it("run_started: only follows the run, and the reply says it is working", async () => {
       const { s, t } = resumed((s, t) => {
         s.turns.recordContent(t.id, {
@@ -262,7 +305,8 @@ describe("the turn runner", () => {
         });
         s.turns.recordPostAttempt(t.id);
         s.turns.recordMessage(t.id, "msg-7");
-        s.turns.recordRunStart(t.id, { runId: "run-7", settings: {}, startedAt: s.clock.now() });
+        s.turns.recordRunAttempt(t.id, {});
+        s.turns.recordRunStart(t.id, { runId: "run-7", startedAt: s.clock.now() });
       });
       await s.finish(s.live(t));
       expect(names(s.service.calls)).toEqual(["streamRun", "getRun"]);
@@ -286,6 +330,19 @@ describe("the turn runner", () => {
     expect(s.service.messages).toHaveLength(1);
     expect(s.replies.story(t.id)).toContain("show:retrying");
     expect(done.outcome).toBe("completed");
+  });
+
+  it("ends a turn whose run start may have reached the service with one sentence, never a second start", async () => {
+    const s = setup();
+    s.service.failNext("startRun", new FakeServiceError("server"));
+    const t = s.turn();
+    const done = await s.finish(s.live(t));
+    expect(names(s.service.calls)).toEqual(["openThread", "postMessage", "startRun"]);
+    expect(done).toMatchObject({ state: "finished", outcome: "error", runId: null });
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({
+      kind: "unreachable",
+      message: START_UNCONFIRMED,
+    });
   });
 
   it("ends with one clear sentence when the service stays down past the outage limit", async () => {

@@ -14,11 +14,13 @@ import {
   stopTurnId,
   USER,
 } from "../support/bridge-harness.js";
+import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 
 const BOB = "U0BOB";
 const OTHER_CHANNEL = "C0OTHER";
 
 let h: Harness | undefined;
+let proxy: FaultProxy | undefined;
 /** Edits are not the subject here: a roomier edit budget keeps several stops quick. */
 async function harness(options: HarnessOptions = {}): Promise<Harness> {
   h = await startHarness({
@@ -30,7 +32,9 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
 }
 afterEach(async () => {
   await h?.close();
+  await proxy?.close();
   h = undefined;
+  proxy = undefined;
 });
 
 const runStarts = (x: Harness) => x.serviceRequests("POST", /^\/v1\/thread\/[^/]+\/runs$/);
@@ -183,6 +187,34 @@ describe("the Stop button", () => {
     await x.slack.waitFor((s) => s.ephemerals.length === 2);
     expect(x.slack.ephemerals[1]?.text).toBe("This answer has already finished.");
     expect(stops(x)).toHaveLength(1);
+  });
+
+  it("pressed while the run start is on its way, stops the run once the service names it", async () => {
+    proxy = await startFaultProxy();
+    const x = await harness({ env: { ASSISTANT_API_URL: proxy.url } });
+    proxy.setTarget(x.sim.url);
+    // The service creates the run, but its answer is kept from the bot until released.
+    proxy.add({ method: "POST", path: /\/runs$/, action: "hold-response", count: 1 });
+    x.sim.control.enqueueAnswer({ text: "begun", hang: true, tokensPerSecond: Infinity });
+    const { threadTs } = await x.mention("<@UBOT> stop me early");
+    await proxy.held();
+    await x.slack.waitFor((s) => s.replies(CHANNEL, threadTs).some((m) => hasStopButton(m)));
+    const reply = lastReply(x, CHANNEL, threadTs);
+    const pressed = await x.pressStop({
+      turnId: stopTurnId(reply) ?? "",
+      user: USER,
+      messageTs: reply.ts,
+    });
+    expect(pressed.status).toBe(200);
+    expect(stops(x)).toEqual([]);
+
+    proxy.release();
+    const transcript = await x.settled(CHANNEL, threadTs);
+    expect(transcript).toEqual([expect.stringContaining(`Stopped by <@${USER}>.`)]);
+    const [run] = x.sim.control.runs();
+    expect(stops(x).map((s) => s.path)).toEqual([`/v1/runs/${run?.id}/stop`]);
+    expect(x.sim.control.runs().map((r) => r.status)).toEqual(["canceled"]);
+    expect(runStarts(x)).toHaveLength(1);
   });
 });
 

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
 import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
@@ -124,6 +125,27 @@ describe("the bot killed and started again", () => {
     const [thread] = sim.control.threads();
     const [message] = sim.control.messages(thread?.id ?? "");
     expect(runStarts()[0]?.body).toEqual({ triggerMessageId: message?.id });
+  });
+
+  it("never starts a second run after dying between the run start and recording its id", async () => {
+    const service = await proxy(sim.url);
+    // The service creates the run, but its answer (the run id) never reaches the bot.
+    service.add({ method: "POST", path: /\/runs$/, action: "hold-response", count: 1 });
+    const first = await launch({ service: service.url });
+    const { ts } = await mentionChild(first, seed, {
+      text: "<@UBOT> start me once",
+      channel: CHANNEL,
+      user: USER,
+    });
+    await service.held();
+    await first.kill("SIGKILL");
+    expect(sim.control.counts().runs).toBe(1);
+
+    await launch({ service: service.url });
+    const transcript = await settled(ts);
+    expect(transcript).toEqual([expect.stringContaining(START_UNCONFIRMED)]);
+    expect(sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+    expect(runStarts()).toHaveLength(1);
   });
 
   it("posts the reply after a restart when the bot died before its placeholder", async () => {

@@ -72,6 +72,24 @@ describe("the database in trouble", () => {
     }
   }, 20_000);
 
+  it("refuses to start on a database written by a newer release, naming both versions", async () => {
+    const databasePath = join(tempFolder("faults-db-"), "bridge.db");
+    const current = await startChildBot(env(databasePath));
+    children.push(current);
+    await current.kill("SIGTERM");
+    const db = new Database(databasePath);
+    const known = db.pragma("user_version", { simple: true }) as number;
+    db.pragma(`user_version = ${known + 1}`);
+    db.close();
+
+    const older = spawnChildBot(env(databasePath));
+    children.push(older);
+    expect((await older.exited).code).toBe(1);
+    expect(older.stderr()).toBe(
+      `The bot could not start: Cannot open the database at ${databasePath}: its schema is version ${known + 1}, but this version of the bot knows versions up to ${known}: the file was written by a newer release of the bot. Run that release (or a later one) on it, or set DATABASE_PATH to another file\n`,
+    );
+  });
+
   it("refuses to start where the file cannot be written, with one clear error", async () => {
     // sysfs takes no new files, whoever asks: a read-only place to put the database.
     const bot = spawnChildBot(env("/sys/bridge.db"));

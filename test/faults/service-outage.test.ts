@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
 import { CHANNEL, type Harness, hasStopButton, startHarness } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { SkippableClock } from "../support/manual-clock.js";
@@ -59,6 +60,23 @@ describe("the assistant service in trouble", () => {
     expect(control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
     const failed = control.requests.filter((r) => r.status >= 500 || r.status === 0);
     expect(failed).toHaveLength(5);
+  });
+
+  it("starts one run at most when the service starts it and resets the connection, and says so", async () => {
+    h = await startHarness({ env: { SERVICE_OUTAGE_SECONDS: "60" } });
+    const { control } = h.sim;
+    control.failRequests({
+      count: 1,
+      status: "reset-after",
+      method: "POST",
+      pathPattern: /\/runs$/,
+    });
+    const { threadTs } = await h.mention("<@UBOT> only once, please");
+    const transcript = await h.settled(CHANNEL, threadTs);
+    expect(transcript).toEqual([expect.stringContaining(START_UNCONFIRMED)]);
+    expect(control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+    expect(control.requests.filter((r) => /\/runs$/.test(r.path))).toHaveLength(1);
+    expect(everShown(h, KEEPS_TRYING)).toBe(false);
   });
 
   it("posts a repeated question again after a reset, not taking it for the earlier one", async () => {

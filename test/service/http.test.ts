@@ -168,6 +168,38 @@ describe("request basics", () => {
     expect(server.received).toHaveLength(1);
   });
 
+  it("calls onSend once the body is built, after the budget, before the request leaves", async () => {
+    const seen: string[] = [];
+    const server = await serve((_req, res) => {
+      seen.push("received");
+      sendJson(res, 200, RUN);
+    });
+    const { http, budget } = core(server.url);
+    const body = () => {
+      seen.push("body");
+      return { content: "hi" };
+    };
+    const onSend = () => seen.push(`onSend after ${budget.takes.length} take`);
+    await http.json({ ...POST_MESSAGE, body }, { onSend });
+    expect(seen).toEqual(["body", "onSend after 1 take", "received"]);
+  });
+
+  it("sends nothing when onSend throws, failing with CanceledError carrying its error", async () => {
+    const server = await serve((_req, res) => sendJson(res, 200, RUN));
+    const { http } = core(server.url);
+    const full = new Error("SQLITE_FULL: database or disk is full");
+    const failure = await http
+      .json(POST_MESSAGE, {
+        onSend: () => {
+          throw full;
+        },
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CanceledError);
+    expect((failure as Error).cause).toBe(full);
+    expect(server.received).toHaveLength(0);
+  });
+
   it("a non-JSON success body is a ProtocolError naming the endpoint", async () => {
     const server = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });

@@ -125,6 +125,19 @@ describe("control: faults", () => {
     expect((await api.call("POST", "/v1/thread", { assistantId: "a" })).status).toBe(201);
   });
 
+  it('failRequests with status "reset-after" carries the request out, then resets the connection', async () => {
+    const thread = await api.createThread();
+    const message = await api.postMessage(thread.id, "q");
+    const path = `/v1/thread/${thread.id}/runs`;
+    sim.control.failRequests({ count: 1, status: "reset-after", pathPattern: /\/runs$/u });
+    await expect(api.call("POST", path, { triggerMessageId: message.id })).rejects.toThrow();
+    // The run exists though its answer never came.
+    expect(sim.control.runs().map((r) => r.triggerMessageId)).toEqual([message.id]);
+    expect(sim.control.requests.at(-1)).toMatchObject({ path, status: 0 });
+    expect((await api.call("POST", path, { triggerMessageId: message.id })).status).toBe(201);
+    expect(sim.control.counts().runs).toBe(2);
+  });
+
   it("rateLimitNextRunStart answers one run start with 429 and that Retry-After", async () => {
     const thread = await api.createThread();
     const message = await api.postMessage(thread.id, "q");

@@ -31,6 +31,28 @@ describe("the SQLite file", () => {
     again.close();
   });
 
+  it("writes every commit through to the disk (synchronous FULL)", () => {
+    const db = openDatabase(join(tempDir(), "bridge.db"));
+    // 2 is FULL (0 OFF, 1 NORMAL, 3 EXTRA).
+    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    db.close();
+  });
+
+  it("refuses a database whose schema is newer than the code, naming both versions", () => {
+    const path = join(tempDir(), "bridge.db");
+    const current = openDatabase(path);
+    const known = current.pragma("user_version", { simple: true }) as number;
+    current.pragma(`user_version = ${known + 1}`);
+    current.close();
+    expect(() => openDatabase(path)).toThrow(
+      `Cannot open the database at ${path}: its schema is version ${known + 1}, but this version of the bot knows versions up to ${known}: the file was written by a newer release of the bot.`,
+    );
+    // Refused without touching it.
+    const after = new Database(path, { readonly: true });
+    expect(after.pragma("user_version", { simple: true })).toBe(known + 1);
+    after.close();
+  });
+
   it("fails with a clear error when the file cannot be opened", () => {
     // A regular file where a folder should be: nothing can be created beneath it.
     const blocker = join(tempDir(), "not-a-folder");

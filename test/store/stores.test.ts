@@ -100,11 +100,10 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     turns.recordPostAttempt(id);
     turns.recordPostAttempt(id);
     turns.recordMessage(id, "m1");
-    const started = turns.recordRunStart(id, {
-      runId: "r1",
-      settings: { maxSteps: 3 },
-      startedAt: 7,
-    });
+    turns.recordRunAttempt(id, { maxSteps: 2 });
+    expect(turns.recordRunNotStarted(id)).toMatchObject({ state: "message_posted" });
+    expect(turns.recordRunAttempt(id, { maxSteps: 3 })).toMatchObject({ state: "run_starting" });
+    const started = turns.recordRunStart(id, { runId: "r1", startedAt: 7 });
     expect(turns.byId(id)).toEqual(started);
     expect(started).toMatchObject({
       state: "run_started",

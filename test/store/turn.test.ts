@@ -13,7 +13,9 @@ const EVENTS: Record<TurnEvent["type"], TurnEvent> = {
   compose: { type: "compose", serviceContent: "ctx\nq", contextThroughTs: "1.2", notes: ["n"] },
   post_attempt: { type: "post_attempt" },
   message: { type: "message", serviceMessageId: "m1" },
-  run_start: { type: "run_start", runId: "r1", settings: { maxSteps: 3 }, startedAt: 42 },
+  run_attempt: { type: "run_attempt", settings: { maxSteps: 3 } },
+  run_not_started: { type: "run_not_started" },
+  run_start: { type: "run_start", runId: "r1", startedAt: 42 },
   reply_attempt: { type: "reply_attempt", part: 1 },
   reply: { type: "reply", parts: ["9.1", "9.2"] },
   finish: { type: "finish", outcome: "completed", modelUsed: "m-large", error: null },
@@ -28,6 +30,8 @@ const EXPECTED: Record<TurnState, Record<TurnEvent["type"], TurnState | "illegal
     compose: "composed",
     post_attempt: "illegal",
     message: "illegal",
+    run_attempt: "illegal",
+    run_not_started: "illegal",
     run_start: "illegal",
     reply_attempt: "received",
     reply: "received",
@@ -37,6 +41,8 @@ const EXPECTED: Record<TurnState, Record<TurnEvent["type"], TurnState | "illegal
     compose: "illegal",
     post_attempt: "posting",
     message: "illegal",
+    run_attempt: "illegal",
+    run_not_started: "illegal",
     run_start: "illegal",
     reply_attempt: "composed",
     reply: "composed",
@@ -46,6 +52,8 @@ const EXPECTED: Record<TurnState, Record<TurnEvent["type"], TurnState | "illegal
     compose: "illegal",
     post_attempt: "posting",
     message: "message_posted",
+    run_attempt: "illegal",
+    run_not_started: "illegal",
     run_start: "illegal",
     reply_attempt: "posting",
     reply: "posting",
@@ -55,15 +63,30 @@ const EXPECTED: Record<TurnState, Record<TurnEvent["type"], TurnState | "illegal
     compose: "illegal",
     post_attempt: "illegal",
     message: "illegal",
-    run_start: "run_started",
+    run_attempt: "run_starting",
+    run_not_started: "illegal",
+    run_start: "illegal",
     reply_attempt: "message_posted",
     reply: "message_posted",
+    finish: "finished",
+  },
+  run_starting: {
+    compose: "illegal",
+    post_attempt: "illegal",
+    message: "illegal",
+    run_attempt: "illegal",
+    run_not_started: "message_posted",
+    run_start: "run_started",
+    reply_attempt: "run_starting",
+    reply: "run_starting",
     finish: "finished",
   },
   run_started: {
     compose: "illegal",
     post_attempt: "illegal",
     message: "illegal",
+    run_attempt: "illegal",
+    run_not_started: "illegal",
     run_start: "illegal",
     reply_attempt: "run_started",
     reply: "run_started",
@@ -73,6 +96,8 @@ const EXPECTED: Record<TurnState, Record<TurnEvent["type"], TurnState | "illegal
     compose: "illegal",
     post_attempt: "illegal",
     message: "illegal",
+    run_attempt: "illegal",
+    run_not_started: "illegal",
     run_start: "illegal",
     reply_attempt: "illegal",
     reply: "illegal",
@@ -123,7 +148,11 @@ describe("the turn state machine", () => {
     });
     const posted = applyTurnEvent(applyTurnEvent(composed, EVENTS.post_attempt), EVENTS.message);
     expect(posted.serviceMessageId).toBe("m1");
-    const started = applyTurnEvent(posted, EVENTS.run_start);
+    const refused = applyTurnEvent(applyTurnEvent(posted, EVENTS.run_attempt), {
+      type: "run_not_started",
+    });
+    expect([refused.state, refused.settings]).toEqual(["message_posted", { maxSteps: 3 }]);
+    const started = applyTurnEvent(applyTurnEvent(refused, EVENTS.run_attempt), EVENTS.run_start);
     expect([started.runId, started.settings, started.runStartedAt]).toEqual([
       "r1",
       { maxSteps: 3 },

@@ -18,7 +18,11 @@ type Gate = { call: ServiceCall["call"]; open: Promise<void>; entered: () => voi
 
 /** An error as the service client makes them: the bridge reads its `kind`. */
 export class FakeServiceError extends Error {
-  constructor(readonly kind: "server" | "connection" | "bad_request" | "rate_limited") {
+  constructor(
+    readonly kind: "server" | "connection" | "timeout" | "bad_request" | "rate_limited",
+    /** A connection failure: whether the request may have reached the service (the client's `sent`). */
+    readonly sent = true,
+  ) {
     super(`fake ${kind}`);
     this.name = "FakeServiceError";
   }
@@ -90,6 +94,7 @@ export class FakeService implements AssistantService {
     }
     if (opts?.signal?.aborted) throw opts.signal.reason;
     const sent = typeof body === "function" ? body() : body;
+    opts?.onSend?.();
     await this.enter({ call: "startRun", threadId, body: sent }, opts?.signal);
     const run: Run = { id: `run-${++this.ids}`, status: "in_progress" };
     this.runs.set(run.id, run);

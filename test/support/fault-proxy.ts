@@ -18,7 +18,7 @@ import type { AddressInfo, Socket } from "node:net";
 export type ProxyAction =
   /** Never forwarded, never answered: the fake never sees it. */
   | "hold-request"
-  /** Forwarded (the fake acts on it), but its answer is kept from the bot. */
+  /** Forwarded (the fake acts on it), but its answer is kept from the bot until `release()`. */
   | "hold-response"
   /** Forwarded; the status and headers pass, then no body bytes: the connection stays open. */
   | "stall"
@@ -49,6 +49,8 @@ export class FaultProxy {
   private rules: { rule: ProxyRule; left: number }[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly parked = new Set<ServerResponse>();
+  /** The fake's answers to held responses, sent by `release()`. */
+  private readonly withheld = new Map<ServerResponse, () => void>();
   private server: Server;
   private listening = true;
 
@@ -100,6 +102,15 @@ export class FaultProxy {
     });
   }
 
+  /** Sends the bot every answer held so far ("hold-response"), as the fake gave it. */
+  release(): void {
+    for (const [res, send] of this.withheld) {
+      this.withheld.delete(res);
+      this.parked.delete(res);
+      send();
+    }
+  }
+
   /** Stops listening and cuts every connection: new ones are refused (ECONNREFUSED). */
   async refuse(): Promise<void> {
     if (!this.listening) return;
@@ -137,6 +148,7 @@ export class FaultProxy {
   private dropConnections(): void {
     for (const res of this.parked) res.destroy();
     this.parked.clear();
+    this.withheld.clear();
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
   }
@@ -167,9 +179,12 @@ export class FaultProxy {
     const upstream = await this.forward(req, body);
     const { action } = seen;
     if (action === "hold-response") {
-      upstream.resume();
-      await new Promise((resolve) => upstream.on("end", resolve));
+      const answer = await readAll(upstream);
       this.park(res);
+      this.withheld.set(res, () => {
+        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+        res.end(answer);
+      });
       this.events.emit("held", seen);
       return;
     }
@@ -193,10 +208,13 @@ export class FaultProxy {
     res.on("close", () => upstream.destroy());
   }
 
-  /** Keeps a response open until the proxy refuses or closes (then it is cut). */
+  /** Keeps a response open until `release()` answers it or the proxy refuses or closes (then it is cut). */
   private park(res: ServerResponse): void {
     this.parked.add(res);
-    res.on("close", () => this.parked.delete(res));
+    res.on("close", () => {
+      this.parked.delete(res);
+      this.withheld.delete(res);
+    });
   }
 
   private forward(req: IncomingMessage, body: Buffer): Promise<IncomingMessage> {

@@ -172,7 +172,9 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
       notes: JSON.stringify(input.notes),
       createdAt: turn.createdAt,
     });
-    return result.changes === 1 ? this.byId(turn.id) : undefined;
+    // The turn as inserted, not read back: a failure after the insert would otherwise refuse
+    // Slack's event (listeners.ts) for a turn that is recorded, and its retry would be a duplicate.
+    return result.changes === 1 ? turn : undefined;
   }
 
   byId(id: string): Turn | undefined {

@@ -1,0 +1,89 @@
+/**
+ * A question the bot cannot record (the database refuses the write) must not be
+ * acknowledged: Slack then delivers it again, and the redelivery is answered once.
+ */
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  appMention,
+  DEFAULT_TEAM,
+  eventEnvelope,
+  nextTs,
+  type Payload,
+} from "../../src/devtools/slack-requests.js";
+import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await h?.close();
+  h = undefined;
+});
+
+/** The next turn the bot records fails as a full disk makes SQLite fail. */
+function failNextRecord(x: Harness): void {
+  vi.spyOn(x.bot.stores.turns, "create").mockImplementationOnce(() => {
+    throw new Database.SqliteError("database or disk is full", "SQLITE_FULL");
+  });
+}
+
+/** A mention seeded in the fake Slack, as the event envelope Slack delivers (and redelivers). */
+function mentionEvent(x: Harness, text: string): { ts: string; event: Payload } {
+  const ts = nextTs();
+  x.slack.seedMessage({ channel: CHANNEL, ts, user: USER, text });
+  return { ts, event: eventEnvelope(appMention({ channel: CHANNEL, user: USER, text, ts })) };
+}
+
+const turnOf = (x: Harness, ts: string) => x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+
+describe("a question that cannot be recorded", () => {
+  it("HTTP mode: answers 500 so Slack retries, and the retry is answered once", async () => {
+    h = await startHarness();
+    const x = h;
+    failNextRecord(x);
+    x.sim.control.enqueueAnswer({ text: "Recorded on the retry." });
+    const { ts, event } = mentionEvent(x, "<@UBOT> will you remember?");
+
+    const first = await x.post("event", event);
+    expect(first.status).toBe(500);
+    expect(turnOf(x, ts)).toBeUndefined();
+
+    const retry = await x.post("event", event, { retryNum: 1, retryReason: "http_error" });
+    expect(retry.status).toBe(200);
+    const again = await x.post("event", event, { retryNum: 2, retryReason: "http_timeout" });
+    expect(again.status).toBe(200);
+    const transcript = await x.settled(CHANNEL, ts);
+    expect(transcript).toEqual([expect.stringContaining("Recorded on the retry.")]);
+    expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+  });
+
+  it("Socket Mode: withholds the ack so Slack sends it again, and the redelivery is answered once", async () => {
+    h = await startHarness({ socketMode: true });
+    const x = h;
+    const { socket } = x.slack;
+    failNextRecord(x);
+    x.sim.control.enqueueAnswer({ text: "Recorded on redelivery." });
+    const { ts, event } = mentionEvent(x, "<@UBOT> are you listening?");
+
+    // Never acknowledged: the fake rejects it when it gives up waiting or closes.
+    const first = socket.send("events_api", event).catch(() => undefined);
+    await vi.waitFor(() =>
+      expect(x.logs.some((l) => l.includes("Slack listener failed"))).toBe(true),
+    );
+    const firstId = socket.envelopes.at(-1)?.envelope_id;
+    expect(turnOf(x, ts)).toBeUndefined();
+
+    // Acks come back in order on the one connection: once the redelivery's is in, an ack of
+    // the first envelope would be too.
+    const redelivered = await socket.send("events_api", event, {
+      retryAttempt: 1,
+      retryReason: "timeout",
+    });
+    expect(redelivered.envelope_id).not.toBe(firstId);
+    expect(socket.acks.map((a) => a.envelope_id)).not.toContain(firstId);
+    const transcript = await x.settled(CHANNEL, ts);
+    expect(transcript).toEqual([expect.stringContaining("Recorded on redelivery.")]);
+    expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+    void first;
+  });
+});
