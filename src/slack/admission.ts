@@ -1,5 +1,6 @@
 import { type Clock, settleWithin } from "../time.js";
 import type { Installation } from "./installation.js";
+import type { NoteGate } from "./note-gate.js";
 import type { UserDirectory } from "./user-directory.js";
 
 /**
@@ -34,6 +35,16 @@ export interface Author {
    * with other organisations that carries no `user_team`): users.info must confirm it.
    */
   confirm?: boolean;
+}
+
+/** What every Slack entry point needs to apply the rule: keys, the rule, the refusal note. */
+export interface Gatekeeping {
+  /** The workspace every key uses, whatever team the payload names. */
+  installation: Pick<Installation, "workspace">;
+  /** Who may use the bot: the same rule for messages, commands, buttons and the shortcut. */
+  admission: Pick<Admission, "check">;
+  /** Notes only the person sees (a refusal, too many waiting, a Stop not theirs), paced. */
+  notes: Pick<NoteGate, "tell">;
 }
 
 export interface AdmissionOptions {

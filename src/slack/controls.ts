@@ -4,25 +4,17 @@ import type { Logger } from "../logger.js";
 import type { RunSettings } from "../service/schemas.js";
 import type { SettingsStore } from "../store/stores.js";
 import { settleWithin } from "../time.js";
-import { type Admission, REFUSAL_NOTES } from "./admission.js";
+import { type Gatekeeping, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
-import type { Installation } from "./installation.js";
-import type { NoteGate } from "./note-gate.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
 import type { SlackWebApi } from "./web-api.js";
 
-export interface ControlDeps {
+export interface ControlDeps extends Gatekeeping {
   bridge: Bridge;
   settings: SettingsStore;
   logger: Logger;
   /** Links to replies for `status` (best effort). */
   slack: Pick<SlackWebApi, "getPermalink">;
-  /** The workspace every key uses, whatever team the payload names. */
-  installation: Pick<Installation, "workspace">;
-  /** Who may use the bot: the same rule as for messages. */
-  admission: Pick<Admission, "check">;
-  /** The Stop button's private notes, paced. */
-  notes: Pick<NoteGate, "tell">;
 }
 
 /** Told when the service did not take a stop even after retrying. */

@@ -1,13 +1,11 @@
 import type { AcceptResult, Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
-import { type Admission, REFUSAL_NOTES } from "./admission.js";
+import { type Gatekeeping, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
 import { EventNotRecorded } from "./event-not-recorded.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
-import type { Installation } from "./installation.js";
-import type { NoteGate } from "./note-gate.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
 
 /** Told, only to the person, when a message of theirs is not queued (too many waiting). */
@@ -17,15 +15,9 @@ export const OVER_LIMIT_NOTE =
 /** Longest wait for people's names before a message is recorded anyway, ms. */
 const NAME_LOOKUP_MS = 1_000;
 
-export interface ListenerDeps {
+export interface ListenerDeps extends Gatekeeping {
   bridge: Bridge;
   users: UserDirectory;
-  /** The workspace every key uses. */
-  installation: Pick<Installation, "workspace">;
-  /** Who may use the bot. */
-  admission: Pick<Admission, "check">;
-  /** Notes only the person sees, in the thread of their message, paced. */
-  notes: Pick<NoteGate, "tell">;
   logger: Logger;
   onInbound?: (result: string) => void;
 }

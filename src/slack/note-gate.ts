@@ -1,5 +1,5 @@
 import type { CallFailure } from "./call-failure.js";
-import type { Lane } from "./lane.js";
+import { ChannelLane, type Queued } from "./channel-lane.js";
 import type { CallScheduler, Lanes } from "./scheduler.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -45,25 +45,14 @@ export interface NoteGateOptions {
 }
 
 const METHOD = "chat.postEphemeral";
-/** An idle channel is forgotten after this long, ms (its bucket is full again by then). */
-const IDLE_CHANNEL_MS = 60_000;
-/** A note is a courtesy: a few retries after a 5xx or a 429, then it is let go. */
-const RETRIES = 2;
-const RATE_LIMIT_RETRIES = 3;
+const NOTE_RETRIES = { retries: 2, rateLimitRetries: 3 };
 
-interface Waiting {
+interface Waiting extends Queued {
   note: Note;
-  seq: number;
-  failures: number;
-  rateLimits: number;
 }
 
 /** The notes of one channel: oldest first, one call at a time, at the channel's own pace. */
-class ChannelNotes implements Lane {
-  readonly queue: Waiting[] = [];
-  private readonly bucket: TokenBucket;
-  private lastActivity: number;
-
+class ChannelNotes extends ChannelLane<Waiting> {
   constructor(
     private readonly gate: {
       perMinute: number;
@@ -73,21 +62,11 @@ class ChannelNotes implements Lane {
     },
     now: number,
   ) {
-    this.bucket = new TokenBucket(gate.perMinute, gate.burst);
-    this.lastActivity = now;
-  }
-
-  readyAt(now: number): number | undefined {
-    return this.queue.length > 0 ? this.bucket.readyAt(now) : undefined;
-  }
-
-  goesBefore(other: ChannelNotes): boolean {
-    return (this.queue[0] as Waiting).seq < (other.queue[0] as Waiting).seq;
+    super(gate, now);
   }
 
   start(now: number): Promise<unknown> {
-    this.bucket.tryTake(now);
-    return this.gate.send((this.queue[0] as Waiting).note);
+    return this.gate.send(this.begin(now).note);
   }
 
   landed(_value: unknown, now: number): void {
@@ -96,22 +75,17 @@ class ChannelNotes implements Lane {
   }
 
   failed(failure: CallFailure, error: unknown, now: number): number | undefined {
-    const head = this.queue[0] as Waiting;
-    this.lastActivity = now;
-    // A 429 pauses the workspace's notes (the scheduler does); the note waits at the head.
-    if (failure.kind === "rate_limited" && head.rateLimits++ < RATE_LIMIT_RETRIES) return undefined;
-    if (failure.kind === "transient" && head.failures < RETRIES) return head.failures++;
-    this.queue.shift();
+    // A note is a courtesy: a few retries after a 5xx or a 429, then it is let go.
+    const next = this.afterFailure(failure, NOTE_RETRIES, now);
+    if (next === "wait") return undefined;
+    if (next !== "give_up") return next;
+    const head = this.queue.shift() as Waiting;
     this.gate.onFailed?.(head.note, error);
     return undefined;
   }
 
   abandoned(): void {
     this.queue.shift();
-  }
-
-  expired(now: number): boolean {
-    return this.queue.length === 0 && now - this.lastActivity >= IDLE_CHANNEL_MS;
   }
 
   close(): void {

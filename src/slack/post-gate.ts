@@ -1,5 +1,5 @@
 import type { CallFailure } from "./call-failure.js";
-import type { Lane } from "./lane.js";
+import { ChannelLane, type Queued, type RetryLimits } from "./channel-lane.js";
 import { CallScheduler, type Lanes } from "./scheduler.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -45,60 +45,35 @@ export class PostGateError extends Error {
 }
 
 const METHOD = "chat.postMessage";
-/** An idle channel is forgotten after this long, ms (its bucket is full again by then). */
-const IDLE_CHANNEL_MS = 60_000;
 
-interface Job {
+interface Job extends Queued {
   /** Called once per attempt, with the attempt number (1, 2, …). */
   run: (attempt: number) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  seq: number;
   attempts: number;
-  failures: number;
-  rateLimits: number;
 }
 
-interface ChannelRules {
+interface ChannelRules extends RetryLimits {
   perMinute: number;
   burst: number;
-  retries: number;
-  rateLimitRetries: number;
 }
 
-/**
- * The posts of one channel: first in, first out, one call at a time, at the channel's own
- * pace. A post that fails for a reason worth waiting out stays at the head, so FIFO holds
- * across retries.
- */
-class ChannelQueue implements Lane {
-  readonly queue: Job[] = [];
+/** The posts of one channel: first in, first out, one call at a time, at its own pace. */
+class ChannelQueue extends ChannelLane<Job> {
   inFlight = false;
-  private readonly bucket: TokenBucket;
-  private lastActivity: number;
 
   constructor(
     readonly target: PostTarget,
     private readonly rules: ChannelRules,
     now: number,
   ) {
-    this.bucket = new TokenBucket(rules.perMinute, rules.burst);
-    this.lastActivity = now;
-  }
-
-  readyAt(now: number): number | undefined {
-    return this.queue.length > 0 ? this.bucket.readyAt(now) : undefined;
-  }
-
-  /** The post that has waited longest goes first, whatever its channel. */
-  goesBefore(other: ChannelQueue): boolean {
-    return (this.queue[0] as Job).seq < (other.queue[0] as Job).seq;
+    super(rules, now);
   }
 
   start(now: number): Promise<unknown> {
-    this.bucket.tryTake(now);
+    const job = this.begin(now);
     this.inFlight = true;
-    const job = this.queue[0] as Job;
     job.attempts++;
     return job.run(job.attempts);
   }
@@ -108,24 +83,17 @@ class ChannelQueue implements Lane {
   }
 
   failed(failure: CallFailure, error: unknown, now: number): number | undefined {
-    const job = this.queue[0] as Job;
     this.inFlight = false;
-    this.lastActivity = now;
     // A 429 is waited out by the channel's pause; the post stays at the head meanwhile.
-    if (failure.kind === "rate_limited" && job.rateLimits++ < this.rules.rateLimitRetries) {
-      return undefined;
-    }
-    if (failure.kind === "transient" && job.failures < this.rules.retries) return job.failures++;
+    const next = this.afterFailure(failure, this.rules, now);
+    if (next === "wait") return undefined;
+    if (next !== "give_up") return next;
     this.finish(now).reject(error);
     return undefined;
   }
 
   abandoned(error: unknown): void {
     this.finish(this.lastActivity).reject(error);
-  }
-
-  expired(now: number): boolean {
-    return this.queue.length === 0 && now - this.lastActivity >= IDLE_CHANNEL_MS;
   }
 
   close(): void {

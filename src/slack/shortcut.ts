@@ -3,11 +3,9 @@ import { z } from "zod";
 import type { Bridge } from "../bridge/bridge.js";
 import type { Logger } from "../logger.js";
 import { settleWithin } from "../time.js";
-import { type Admission, type Author, REFUSAL_NOTES } from "./admission.js";
+import { type Author, type Gatekeeping, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
 import { classifyCallFailure } from "./call-failure.js";
-import type { Installation } from "./installation.js";
-import type { NoteGate } from "./note-gate.js";
 import type { SlackWebApi } from "./web-api.js";
 
 /** The message shortcut's callback_id (manifest.yml names the same). */
@@ -23,17 +21,11 @@ const QUESTION_MAX = 3_000;
 /** How much of the message the modal quotes, characters (a section holds 3,000). */
 const QUOTE_MAX = 2_000;
 
-export interface ShortcutDeps {
+export interface ShortcutDeps extends Gatekeeping {
   bridge: Bridge;
   logger: Logger;
   /** Opens the question modal. */
   slack: Pick<SlackWebApi, "openView">;
-  /** The workspace every key uses, whatever team the payload names. */
-  installation: Pick<Installation, "workspace">;
-  /** Who may use the bot: the same rule as for messages. */
-  admission: Pick<Admission, "check">;
-  /** The refusal note for a person who may not use it, paced. */
-  notes: Pick<NoteGate, "tell">;
   /**
    * Posts the question visibly in the thread (through the post gate, like every reply);
    * resolves with its ts, or throws the Web API client's error.
