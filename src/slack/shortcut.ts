@@ -16,6 +16,10 @@ export const ASK_VIEW_ID = "ask_assistant_question";
 export const QUESTION_BLOCK = "question";
 export const QUESTION_ACTION = "question";
 
+/** Told when the shortcut's question was posted but could not be recorded (disk full, say). */
+export const NOT_RECORDED_NOTE =
+  "Your question was posted, but the bot could not record it, so it will not be answered. Please ask it again in a moment.";
+
 /** Longest question the modal takes, characters (Slack's limit for a plain text input). */
 const QUESTION_MAX = 3_000;
 /** How much of the message the modal quotes, characters (a section holds 3,000). */
@@ -129,7 +133,21 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
     });
 
     function accept(ts: string): void {
-      const result = deps.bridge.accept({
+      // The question is the bot's own post: Slack will never deliver it again, so a question
+      // that cannot be recorded is told to the person rather than left unanswered in silence.
+      let result: string;
+      try {
+        result = take(ts);
+      } catch (error) {
+        deps.logger.error({ err: String(error), channel, ts }, "could not record a question");
+        deps.notes.tell({ team, channel, user, threadTs, text: NOT_RECORDED_NOTE });
+        return;
+      }
+      deps.logger.debug({ result, channel, ts }, "question from the shortcut");
+    }
+
+    function take(ts: string) {
+      return deps.bridge.accept({
         team,
         channel,
         isDirect: channel.startsWith("D"),
@@ -141,7 +159,6 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
         hasFiles: false,
         mentioned: true,
       });
-      deps.logger.debug({ result, channel, ts }, "question from the shortcut");
     }
   });
 }

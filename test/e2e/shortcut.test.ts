@@ -1,5 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { messageShortcut, nextTs, viewSubmission } from "../../src/devtools/slack-requests.js";
+import { NOT_RECORDED_NOTE } from "../../src/slack/shortcut.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 
 let h: Harness;
@@ -10,6 +12,7 @@ beforeEach(async () => {
   h.slack.seedUser({ id: "U0CAROL", name: "carol", display_name: "Carol" });
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   await h.close();
 });
 
@@ -117,6 +120,23 @@ describe("the Ask the assistant shortcut", () => {
     ]);
     expect(texts).toHaveLength(2);
     expect(contents()).toHaveLength(1);
+  });
+
+  it("tells the person when the question it posted cannot be recorded", async () => {
+    const ts = nextTs();
+    h.slack.seedMessage({ channel: CHANNEL, ts, user: "U0BOB", text: "Budget is 10k" });
+    const opened = await openModal({ ts, text: "Budget is 10k", user: "U0BOB" });
+    const metadata = (opened.view as { private_metadata: string }).private_metadata;
+    vi.spyOn(h.bot.stores.turns, "create").mockImplementationOnce(() => {
+      throw new Database.SqliteError("database or disk is full", "SQLITE_FULL");
+    });
+    await submit(metadata, "Is that enough?");
+    await h.slack.waitFor((s) => s.callsTo("chat.postEphemeral").length === 1);
+    expect(h.slack.callsTo("chat.postEphemeral")[0]?.args).toMatchObject({
+      user: USER,
+      text: NOT_RECORDED_NOTE,
+    });
+    expect(contents()).toEqual([]);
   });
 
   it("works on a message that has no thread yet: the answer starts its thread", async () => {
