@@ -88,11 +88,27 @@ export type ReplyPhase =
   | { kind: "stopped"; by?: string; modelUsed?: string }
   | { kind: "unreachable"; message: string };
 
+/** One thing the assistant is doing, as the run's stream tells it (a step, a tool in use). */
+export interface ReplyStep {
+  /** Stable across updates of the same step. */
+  id: string;
+  title: string;
+  status: "pending" | "in_progress" | "complete" | "error";
+  /** A short line of detail (what the tool was asked, what it found), if any. */
+  details?: string | undefined;
+}
+
 export interface ReplyView {
   /** The answer's Markdown: written so far (interim) or complete (final). */
   body: string;
   phase: ReplyPhase;
   notes: string[];
+  /**
+   * What the assistant is doing or did, in the order the steps began (empty when the stream
+   * says nothing but text). A strategy shows it as it can: task updates in a native stream,
+   * the status line otherwise.
+   */
+  steps?: ReplyStep[];
 }
 
 /**
