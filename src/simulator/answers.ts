@@ -16,6 +16,25 @@ import { tokenize } from "./tokens.js";
  * a fresh simulator and a follow-up run on the same question gets a different one.
  */
 
+/** A step of a run as its stream reports it (`event: step`, see docs/simulator.md). */
+export interface SimulatorStep {
+  /** Stable across updates of the same step. */
+  id: string;
+  title: string;
+  status: "pending" | "in_progress" | "complete" | "error";
+  details?: string;
+}
+
+/** One step event of a script: a step as it begins or changes. */
+export interface ScriptedStep extends SimulatorStep {
+  /**
+   * Reported once at least this many characters of the answer are written, before the next
+   * chunk (default 0: before any text; past the end: after the last chunk, before the run
+   * ends). Each step event takes one token tick of its own, as a chunk does.
+   */
+  atChars?: number;
+}
+
 /** What a test can script for the next run (or every run, as the default answer). */
 export interface ScriptedAnswer {
   /** The whole answer; it is cut into ~4-character chunks. */
@@ -32,11 +51,15 @@ export interface ScriptedAnswer {
   tokensPerSecond?: number;
   /** The run writes its text and then never ends until it is stopped. */
   hang?: boolean;
+  /** Step events reported while the answer is written, interleaved with its chunks. */
+  steps?: ScriptedStep[];
 }
 
 /** Everything a run needs to know to write its answer. */
 export interface AnswerPlan {
   chunks: string[];
+  /** Step events in the order they are reported (by `atChars`, then as scripted). */
+  steps: { step: SimulatorStep; atChars: number }[];
   /** Set when the run must fail: error text and the characters to write first. */
   failure?: { error: string; afterChars: number };
   modelUsed?: string;
@@ -52,8 +75,11 @@ export function planAnswer(
   defaults: { tokensPerSecond: number; hang: boolean },
 ): AnswerPlan {
   const chunks = script?.chunks ?? tokenize(script?.text ?? generated());
+  const steps = (script?.steps ?? []).map(({ atChars = 0, ...step }) => ({ step, atChars }));
   const plan: AnswerPlan = {
     chunks: chunks.filter((chunk) => chunk !== ""),
+    // A stable sort: events at the same position keep the script's order.
+    steps: steps.sort((a, b) => a.atChars - b.atChars),
     tokensPerSecond: script?.tokensPerSecond ?? defaults.tokensPerSecond,
     hang: (script?.hang ?? false) || defaults.hang,
   };

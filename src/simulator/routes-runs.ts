@@ -63,9 +63,11 @@ export function runRoutes({ state, faults, streams }: RouteDeps): Route[] {
         }
         const writer = openStream();
         const send = (event: RunStreamEvent) => writer.send(encodeRunEvent(dialect, event));
-        // Replay what was written so far as one increment, then follow live.
+        // Replay the status, each step as it now is and what was written so far as one
+        // increment, then follow live.
         const { run, written } = lifecycle;
         if (!lifecycle.ended) send({ type: "status", written, run });
+        for (const step of lifecycle.steps.values()) send({ type: "step", step, written, run });
         if (written !== "") send({ type: "delta", text: written, written, run });
         if (lifecycle.ended) {
           send({ type: "end", written, run });

@@ -1,11 +1,12 @@
 import { isEndStatus } from "../service/schemas.js";
-import type { AnswerPlan } from "./answers.js";
+import type { AnswerPlan, SimulatorStep } from "./answers.js";
 import { modelForSettings, type SimulatorRun } from "./resources.js";
 import type { RunStreamEvent } from "./sse.js";
 
 /**
  * One run moving through its statuses: queued → (queueDelayMs) in_progress → its answer
- * written chunk by chunk at the plan's token rate → completed | failed, or canceled by a
+ * written chunk by chunk at the plan's token rate, its scripted step events interleaved
+ * (one tick each) → completed | failed, or canceled by a
  * stop at any point before that. The live `run` object is what GET /v1/run/{id} returns;
  * listeners (streams, waiters) hear every change as a RunStreamEvent.
  */
@@ -25,11 +26,14 @@ export class RunLifecycle {
   readonly token: string;
   /** The answer text written so far. */
   written = "";
+  /** Each step reported so far, as it last was, in the order the steps began. */
+  readonly steps = new Map<string, SimulatorStep>();
   readonly #plan: AnswerPlan;
   readonly #options: RunLifecycleOptions;
   readonly #listeners = new Set<RunListener>();
   #timer: NodeJS.Timeout | undefined;
   #next = 0;
+  #nextStep = 0;
 
   constructor(run: SimulatorRun, token: string, plan: AnswerPlan, options: RunLifecycleOptions) {
     this.run = run;
@@ -91,8 +95,18 @@ export class RunLifecycle {
   }
 
   #writeChunks(count: number): void {
-    for (let i = 0; i < count && this.#next < this.#plan.chunks.length; i++) {
-      const text = this.#plan.chunks[this.#next] ?? "";
+    const { chunks, steps } = this.#plan;
+    for (let i = 0; i < count; i++) {
+      const due = steps[this.#nextStep];
+      const textLeft = this.#next < chunks.length;
+      if (due !== undefined && (!textLeft || due.atChars <= this.written.length)) {
+        this.#nextStep += 1;
+        this.steps.set(due.step.id, due.step);
+        this.#emit({ type: "step", step: due.step, written: this.written, run: this.run });
+        continue;
+      }
+      if (!textLeft) break;
+      const text = chunks[this.#next] ?? "";
       this.#next += 1;
       this.written += text;
       this.#emit({ type: "delta", text, written: this.written, run: this.run });
@@ -101,7 +115,7 @@ export class RunLifecycle {
         return;
       }
     }
-    if (this.#next < this.#plan.chunks.length) this.#schedule();
+    if (this.#next < chunks.length || this.#nextStep < steps.length) this.#schedule();
     else if (this.#plan.failure !== undefined) this.#end("failed");
     else if (!this.#plan.hang) this.#end("completed");
   }

@@ -1,3 +1,4 @@
+import type { SimulatorStep } from "./answers.js";
 import type { SimulatorRun } from "./resources.js";
 
 /**
@@ -20,6 +21,8 @@ export function isSseDialect(value: string): value is SseDialect {
 export type RunStreamEvent =
   | { type: "status"; written: string; run: SimulatorRun }
   | { type: "delta"; text: string; written: string; run: SimulatorRun }
+  /** A step began or changed; only the `events` dialect tells it (`event: step`). */
+  | { type: "step"; step: SimulatorStep; written: string; run: SimulatorRun }
   | { type: "end"; written: string; run: SimulatorRun };
 
 export const KEEP_ALIVE_FRAME = ": keep-alive\n\n";
@@ -62,6 +65,7 @@ function openaiChunk(delta: Record<string, string>, finish: string | null): unkn
 }
 
 export function encodeRunEvent(dialect: SseDialect, event: RunStreamEvent): string[] {
+  if (event.type === "step") return dialect === "events" ? [json(event.step, "step")] : [];
   switch (dialect) {
     case "events":
       if (event.type === "status") return [json({ status: event.run.status }, "status")];

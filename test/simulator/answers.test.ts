@@ -107,6 +107,7 @@ describe("planAnswer", () => {
     expect(planAnswer({ text: "abc def" }, generated, defaults).chunks).toEqual(["abc", " def"]);
     expect(planAnswer({ chunks: ["x", "", "y"], text: "no" }, generated, defaults)).toEqual({
       chunks: ["x", "y"],
+      steps: [],
       tokensPerSecond: 50,
       hang: false,
     });

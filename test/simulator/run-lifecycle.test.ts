@@ -150,3 +150,52 @@ describe("§3 transitions in time", () => {
     expect(lifecycle.run.status).toBe("canceled");
   });
 });
+
+describe("scripted steps", () => {
+  it("reports each step event where the script puts it among the chunks, one tick each", () => {
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    const { lifecycle } = startRun(
+      { queueDelayMs: 100, tokensPerSecond: 10 },
+      {
+        chunks: ["a", "b", "c"],
+        steps: [
+          // Out of order on purpose: events are reported by position, then as scripted.
+          { id: "s2", title: "Checking", status: "in_progress", atChars: 2 },
+          { id: "s2", title: "Checking", status: "complete", atChars: 99 },
+          searching,
+          { ...searching, status: "complete", details: "2 pages", atChars: 1 },
+        ],
+      },
+    );
+    const seen: string[] = [];
+    lifecycle.subscribe((event) => {
+      if (event.type === "step")
+        seen.push(`${event.step.id}:${event.step.status}@${event.written}`);
+      else if (event.type === "delta") seen.push(event.text);
+      else seen.push(event.run.status);
+    });
+    vi.advanceTimersByTime(200);
+    expect(seen).toEqual(["in_progress", "s1:in_progress@"]);
+    expect([...lifecycle.steps.values()]).toEqual([searching]);
+    vi.advanceTimersByTime(100);
+    expect(seen.at(-1)).toBe("a");
+    vi.advanceTimersByTime(600);
+    expect(seen).toEqual([
+      "in_progress",
+      "s1:in_progress@",
+      "a",
+      "s1:complete@a",
+      "b",
+      "s2:in_progress@ab",
+      "c",
+      "s2:complete@abc",
+      "completed",
+    ]);
+    // What a stream opened now replays: each step as it last was, in the order they began.
+    expect([...lifecycle.steps.values()]).toEqual([
+      { id: "s1", title: "Searching the docs", status: "complete", details: "2 pages" },
+      { id: "s2", title: "Checking", status: "complete" },
+    ]);
+    expect(lifecycle.run.output).toEqual([{ type: "text", text: "abc" }]);
+  });
+});

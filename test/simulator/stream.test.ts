@@ -166,6 +166,39 @@ describe("§4 GET /v1/run/{id}/stream (§6 events)", () => {
     ]);
   });
 
+  it("tells scripted steps as `event: step` in the events dialect only, and replays each as it is", async () => {
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    const steps = [
+      searching,
+      { ...searching, status: "complete", details: "2 pages", atChars: 3 },
+      { id: "s2", title: "Checking", status: "error", atChars: 99 },
+    ] as const;
+    for (let i = 0; i < 5; i++) sim.control.enqueueAnswer({ chunks: CHUNKS, steps: [...steps] });
+    const runs = [];
+    for (let i = 0; i < 5; i++) runs.push((await api.ask("q")).run);
+    for (const run of runs) await sim.control.waitForRunEnd(run.id);
+    const [events, ...others] = runs;
+    const { read } = await streamOf(events?.id ?? "");
+    expect(read.events).toEqual([
+      {
+        event: "step",
+        data: '{"id":"s1","title":"Searching the docs","status":"complete","details":"2 pages"}',
+      },
+      { event: "step", data: '{"id":"s2","title":"Checking","status":"error"}' },
+      { event: "delta", data: JSON.stringify({ text: FULL }) },
+      { event: "done", data: '{"status":"completed"}' },
+    ]);
+    const dialects = ["openai", "snapshot", "run", "plain"] as const;
+    for (const [i, run] of others.entries()) {
+      const dialect = dialects[i] ?? "openai";
+      const other = await streamOf(run.id, `?dialect=${dialect}`);
+      expect(other.read.events.some((e) => e.event === "step" || e.data.includes("s1"))).toBe(
+        false,
+      );
+      expect(assemble(dialect, other.read).text).toBe(FULL);
+    }
+  });
+
   it("sends `: keep-alive` comments every keepAliveMs while nothing happens", async () => {
     await start({ keepAliveMs: 5 });
     sim.control.enqueueAnswer({ chunks: ["x"], hang: true });
