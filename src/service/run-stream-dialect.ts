@@ -1,3 +1,4 @@
+import { isStepEventName, type RunStep, RunStreamSteps } from "./run-stream-steps.js";
 import { type Run, RunSchema, type RunStatus, RunStatusSchema, runAnswer } from "./schemas.js";
 
 /**
@@ -15,6 +16,9 @@ import { type Run, RunSchema, type RunStatus, RunStatusSchema, runAnswer } from 
  * - plain text (data that is not JSON) of an unnamed, delta, message, text, token or
  *   content event is an increment.
  *
+ * - steps: what the assistant is doing besides writing (a step, a tool in use), in the
+ *   shapes listed in run-stream-steps.ts; their fields are never the answer's text.
+ *
  * Without an SSE event name, a payload's `type` serves as one when it is a name listed
  * here. Events with any other name are ignored unless they carry a whole run object: their
  * text is not the answer's (reasoning, tool output, errors).
@@ -27,6 +31,8 @@ export type RunStreamUpdate =
   | { type: "status"; status: RunStatus }
   /** A whole run object arrived (its status and text are also emitted). */
   | { type: "run"; run: Run }
+  /** A step began or changed (the whole step as it now is). */
+  | { type: "step"; step: RunStep }
   /** Always the last item. */
   | { type: "end"; reason: "done" | "eof" | "idle" };
 
@@ -105,6 +111,7 @@ function parseJson(data: string): unknown {
 export class RunStreamDialect {
   private text = "";
   private status: RunStatus | undefined;
+  private readonly steps = new RunStreamSteps();
 
   /**
    * Takes in one event, appending the updates it causes to `out`.
@@ -115,7 +122,8 @@ export class RunStreamDialect {
     if (data.trim() === "[DONE]") return true;
     const payload = parseJson(data);
     const typeName = isObject(payload) && typeof payload.type === "string" ? payload.type : "";
-    const name = (event.event ?? (TEXT_MODES.has(typeName) ? typeName : "")).toLowerCase();
+    const named = TEXT_MODES.has(typeName) || isStepEventName(typeName);
+    const name = (event.event ?? (named ? typeName : "")).toLowerCase();
     const ends = END_NAMES.has(name) || END_STATUSES.has(name);
     let statusGiven = false;
 
@@ -124,6 +132,8 @@ export class RunStreamDialect {
       const text = typeof payload === "string" ? payload : data;
       if (STATUS_NAMES.has(name)) statusGiven = this.setStatus(text.trim(), out);
       else if (PLAIN_TEXT_NAMES.has(name)) this.append(text, out);
+    } else if (this.steps.take(name, payload, out)) {
+      return ends;
     } else {
       const run = asRun(payload) ?? asRun(payload.run);
       const mode = TEXT_MODES.get(name);

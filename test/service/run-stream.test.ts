@@ -50,6 +50,16 @@ const run = (status: string, text?: string) =>
     error: null,
   });
 
+const step = (
+  id: string,
+  title: string,
+  status: "pending" | "in_progress" | "complete" | "error",
+  details?: string,
+): RunStreamUpdate => ({
+  type: "step",
+  step: details === undefined ? { id, title, status } : { id, title, status, details },
+});
+
 /** Streams in several dialects, each with the updates it must produce. */
 const DIALECTS: Record<string, { stream: string; expected: (string | RunStreamUpdate)[] }> = {
   "OpenAI chat chunks": {
@@ -166,6 +176,74 @@ const DIALECTS: Record<string, { stream: string; expected: (string | RunStreamUp
       'data: {"type":"done"}\n\n',
     expected: ["answer", { type: "end", reason: "done" }],
   },
+  "the simulator's step events, interleaved with text": {
+    stream:
+      'event: status\ndata: {"status":"in_progress"}\n\n' +
+      'event: step\ndata: {"id":"s1","title":"Searching the docs","status":"in_progress"}\n\n' +
+      'event: delta\ndata: {"text":"Rate "}\n\n' +
+      'event: step\ndata: {"id":"s1","title":"Searching the docs","status":"in_progress"}\n\n' +
+      'event: step\ndata: {"id":"s1","status":"complete","details":"3 pages\\nfound"}\n\n' +
+      'data: {"type":"step","id":"s2","title":"Reading <!channel> 📄","status":"pending"}\n\n' +
+      'event: step\ndata: {"id":"s2","title":"Reading <!channel> 📄","status":"error"}\n\n' +
+      'event: step\ndata: {"status":"complete"}\n\n' +
+      'event: delta\ndata: {"text":"limits"}\n\n' +
+      'event: done\ndata: {"status":"completed"}\n\n',
+    expected: [
+      { type: "status", status: "in_progress" },
+      step("s1", "Searching the docs", "in_progress"),
+      "Rate ",
+      step("s1", "Searching the docs", "complete", "3 pages found"),
+      step("s2", "Reading <!channel> 📄", "pending"),
+      step("s2", "Reading <!channel> 📄", "error"),
+      "Rate limits",
+      { type: "status", status: "completed" },
+      { type: "end", reason: "done" },
+    ],
+  },
+  "tool calls in the shapes of common dialects": {
+    stream:
+      // Generic tool events: a call, its result by the call's id.
+      'event: tool_call\ndata: {"id":"t1","name":"search_docs","status":"running","content":"q"}\n\n' +
+      'event: tool_result\ndata: {"tool_call_id":"t1","content":"found it"}\n\n' +
+      'event: tool_use\ndata: {"tool_use":{"id":"t2","name":"fetch"}}\n\n' +
+      'event: tool_use.failed\ndata: {"tool_use_id":"t2"}\n\n' +
+      // OpenAI Assistants run steps: tool calls are steps, message creation is not.
+      'event: thread.run.step.created\ndata: {"id":"step_1","object":"thread.run.step","type":"tool_calls","status":"in_progress","step_details":{"type":"tool_calls","tool_calls":[{"id":"c","type":"file_search","file_search":{}}]}}\n\n' +
+      'event: thread.run.step.delta\ndata: {"id":"step_1","object":"thread.run.step.delta","delta":{}}\n\n' +
+      'event: thread.run.step.completed\ndata: {"id":"step_1","object":"thread.run.step","type":"tool_calls","status":"completed","step_details":{"type":"tool_calls","tool_calls":[{"id":"c","type":"function","function":{"name":"lookup"}}]}}\n\n' +
+      'event: thread.run.step.created\ndata: {"id":"step_2","object":"thread.run.step","type":"message_creation","status":"in_progress","step_details":{"type":"message_creation"}}\n\n' +
+      // OpenAI Responses output items: tool calls only.
+      'event: response.output_item.added\ndata: {"type":"response.output_item.added","item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}\n\n' +
+      'data: {"type":"response.output_item.done","item":{"id":"ws_1","type":"web_search_call","status":"completed"}}\n\n' +
+      'data: {"type":"response.output_item.added","item":{"id":"msg_1","type":"message","status":"in_progress"}}\n\n' +
+      // Anthropic tool_use blocks, ended by their index; text blocks are not steps.
+      'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}\n\n' +
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\""}}\n\n' +
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n' +
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n' +
+      // OpenAI chat chunks: tool calls by id and name, complete at the finish reason.
+      'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_9","type":"function","function":{"name":"calc","arguments":""}}]}}]}\n\n' +
+      'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}\n\n' +
+      'data: {"choices":[{"delta":{"content":"42"}}]}\n\n' +
+      'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\n' +
+      "data: [DONE]\n\n",
+    expected: [
+      step("t1", "search_docs", "in_progress"),
+      step("t1", "search_docs", "complete"),
+      step("t2", "fetch", "in_progress"),
+      step("t2", "fetch", "error"),
+      step("step_1", "file search", "in_progress"),
+      step("step_1", "lookup", "complete"),
+      step("ws_1", "web search", "in_progress"),
+      step("ws_1", "web search", "complete"),
+      step("toolu_1", "get_weather", "in_progress"),
+      step("toolu_1", "get_weather", "complete"),
+      step("call_9", "calc", "in_progress"),
+      "42",
+      step("call_9", "calc", "complete"),
+      { type: "end", reason: "done" },
+    ],
+  },
   "assistant-style deltas with typed content parts": {
     stream:
       'event: thread.message.delta\ndata: {"delta":{"content":[{"index":0,"type":"text","text":{"value":"Hi"}}]}}\n\n' +
@@ -255,6 +333,23 @@ describe("readRunStream: dialects", () => {
       'data: {"delta":" world"}\n\n',
     ]);
     expect(texts(updates)).toEqual(["Hello wrld", "Hello", "Hello world"]);
+  });
+
+  it("bounds what a stream's steps can make it keep: 100 steps, one-line titles of 200", async () => {
+    const many = Array.from(
+      { length: 150 },
+      (_, i) => `event: step\ndata: {"id":"s${i}","title":"step ${i}","status":"pending"}\n\n`,
+    );
+    const long = `event: step\ndata: {"id":"s0","title":"${"a\\n".repeat(300)}","status":"complete"}\n\n`;
+    const steps = (await collect([...many, long])).flatMap((u) =>
+      u.type === "step" ? [u.step] : [],
+    );
+    expect(steps).toHaveLength(101);
+    expect(steps[99]?.id).toBe("s99");
+    const title = steps[100]?.title ?? "";
+    expect(steps[100]).toMatchObject({ id: "s0", status: "complete" });
+    expect(title).toHaveLength(200);
+    expect(title).toBe(`${"a ".repeat(100).slice(0, 199)}…`);
   });
 
   it("takes in the last event of a stream that ends on a lone CR", async () => {
