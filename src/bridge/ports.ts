@@ -44,6 +44,8 @@ export type RunProgress =
   | { type: "text"; text: string }
   | { type: "status"; status: RunStatus }
   | { type: "run"; run: Run }
+  /** A step of the run began or changed: the whole step as it now is. */
+  | { type: "step"; step: ReplyStep }
   | { type: "end"; reason: "done" | "eof" | "idle" };
 
 export interface AssistantService {

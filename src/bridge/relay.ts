@@ -1,5 +1,5 @@
 import { type Clock, settleWithin, systemClock } from "../time.js";
-import type { AssistantService, Run, RunProgress, RunStatus } from "./ports.js";
+import type { AssistantService, ReplyStep, Run, RunProgress, RunStatus } from "./ports.js";
 
 const isEndStatus = (status: RunStatus): boolean =>
   status === "completed" || status === "failed" || status === "canceled";
@@ -26,6 +26,11 @@ export interface FollowOptions {
   onText: (text: string) => void;
   /** Called once the run is being worked on (in_progress seen). */
   onStarted?: () => void;
+  /**
+   * Called with each step the stream reports as it begins or changes (the whole step; a
+   * reopened stream may tell a known step again). Polling knows no steps.
+   */
+  onStep?: (step: ReplyStep) => void;
 }
 
 export class RunAbandoned extends Error {
@@ -86,11 +91,15 @@ export class Relay {
       if (signal?.aborted) throw new RunAbandoned();
       if (streamsLeft > 0) {
         streamsLeft--;
-        const ended = await this.readStream(runId, callOpts, showText, () => {
-          if (!started) {
-            started = true;
-            options.onStarted?.();
-          }
+        const ended = await this.readStream(runId, callOpts, {
+          showText,
+          markStarted: () => {
+            if (!started) {
+              started = true;
+              options.onStarted?.();
+            }
+          },
+          showStep: (step) => options.onStep?.(step),
         });
         if (typeof ended === "object") return ended;
         if (ended) {
@@ -127,9 +136,13 @@ export class Relay {
   private async readStream(
     runId: string,
     callOpts: { signal?: AbortSignal; party?: string },
-    showText: (text: string) => void,
-    markStarted: () => void,
+    shown: {
+      showText: (text: string) => void;
+      markStarted: () => void;
+      showStep: (step: ReplyStep) => void;
+    },
   ): Promise<boolean | Run> {
+    const { showText, markStarted, showStep } = shown;
     const outer = callOpts.signal;
     // Closing our own signal ends the connection, and with it a read that may never return.
     const own = new AbortController();
@@ -166,6 +179,11 @@ export class Relay {
             if (isEndStatus(update.run.status)) return true;
             break;
           }
+          case "step":
+            // A step is work on the run: it has started.
+            markStarted();
+            showStep(update.step);
+            break;
           case "end":
             return update.reason === "done";
         }

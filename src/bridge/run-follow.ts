@@ -47,6 +47,7 @@ export function runFollow(deps: RunFollowDeps) {
             party: context.party,
             signal: follow,
             onText: (text) => live.reply.write(text),
+            onStep: (step) => live.reply.step(step),
           }),
         {
           ...context.outage,

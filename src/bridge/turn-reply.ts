@@ -1,18 +1,27 @@
 import type { TurnStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
-import type { ReplyPhase, ReplyRenderer, ReplyStrategy, ReplyView } from "./ports.js";
+import type { ReplyPhase, ReplyRenderer, ReplyStep, ReplyStrategy, ReplyView } from "./ports.js";
+
+/** Steps kept per reply: a run that reports more shows its first ones (memory stays bounded). */
+const MAX_STEPS = 100;
+
+const sameStep = (a: ReplyStep, b: ReplyStep): boolean =>
+  a.title === b.title && a.status === b.status && a.details === b.details;
 
 /**
  * A turn's reply: the one object that owns what the person sees of a turn (its status, the
- * answer written so far, its notes) and the Slack messages it is shown in, recorded on the
- * turn as they change. There is one per turn, shared by whoever shows something (the
- * queued placeholder, the runner, a stop); how it reaches Slack is the strategy's business.
+ * answer written so far, its notes, the steps of its run) and the Slack messages it is
+ * shown in, recorded on the turn as they change. There is one per turn, shared by whoever
+ * shows something (the queued placeholder, the runner, a stop); how it reaches Slack is the
+ * strategy's business.
  */
 export class TurnReply {
   private readonly renderer: ReplyRenderer;
   private phase: ReplyPhase = { kind: "starting" };
   private body = "";
   private notes: string[];
+  /** The run's steps in the order they began; an update of a known id replaces it in place. */
+  private steps: ReplyStep[] = [];
   /**
    * The phase the placeholder shows, as far as this process knows: undefined after a restart
    * (the placeholder may show anything), so a status-only edit is worth sending only then.
@@ -82,6 +91,24 @@ export class TurnReply {
     this.renderer.show(this.view());
   }
 
+  /**
+   * Shows a step of the run as it began or changed. A step told again unchanged (a reopened
+   * stream replays them) shows nothing new and is not sent.
+   */
+  step(step: ReplyStep): void {
+    const at = this.steps.findIndex((known) => known.id === step.id);
+    const before = this.steps[at];
+    if (before && sameStep(before, step)) return;
+    if (!before && this.steps.length >= MAX_STEPS) return;
+    // A new array each time: a renderer may still hold the view it was given.
+    this.steps = before
+      ? this.steps.map((known, i) => (i === at ? { ...step } : known))
+      : [...this.steps, { ...step }];
+    this.phase = { kind: "working" };
+    this.displayed = "working";
+    this.renderer.show(this.view());
+  }
+
   /** Replaces the notes under the reply (the turn's, once its content is composed). */
   setNotes(notes: string[]): void {
     this.notes = notes;
@@ -98,6 +125,6 @@ export class TurnReply {
   }
 
   private view(): ReplyView {
-    return { body: this.body, phase: this.phase, notes: this.notes };
+    return { body: this.body, phase: this.phase, notes: this.notes, steps: this.steps };
   }
 }

@@ -125,3 +125,35 @@ describe("Relay polling without a stream", () => {
     expect(clock.pending).toBe(0);
   });
 });
+
+describe("Relay with a stream that reports steps", () => {
+  it("passes each step on in order, between the texts, and counts one as the run started", async () => {
+    const clock = new ManualClock();
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    const { service } = fakeService(
+      [
+        { type: "step", step: searching },
+        { type: "text", text: "Hel" },
+        { type: "step", step: { ...searching, status: "complete", details: "2 pages" } },
+        { type: "text", text: "Hello." },
+        { type: "status", status: "completed" },
+      ],
+      [],
+      [done],
+    );
+    const seen: string[] = [];
+    const following = new Relay(service, { clock }).follow("r1", {
+      onText: (text) => seen.push(`text ${text}`),
+      onStarted: () => seen.push("started"),
+      onStep: (step) => seen.push(`step ${step.id} ${step.status} ${step.details ?? ""}`.trim()),
+    });
+    await expect(following).resolves.toEqual(done);
+    expect(seen).toEqual([
+      "started",
+      "step s1 in_progress",
+      "text Hel",
+      "step s1 complete 2 pages",
+      "text Hello.",
+    ]);
+  });
+});

@@ -81,4 +81,56 @@ describe("TurnReply", () => {
     await Promise.all([opening, finishing]);
     expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)", "finish:stopped"]);
   });
+
+  it("keeps the run's steps in the order they began, an update replacing its step in place", async () => {
+    const s = setup();
+    await s.reply.open({ kind: "starting" });
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    s.reply.step(searching);
+    s.reply.write("Hel");
+    s.reply.step({ id: "s2", title: "Reading a page", status: "in_progress" });
+    s.reply.step({ ...searching, status: "complete", details: "2 pages" });
+    s.reply.step({ ...searching, status: "complete", details: "2 pages" }); // told again: not sent
+    await s.reply.finish({ kind: "completed" }, "Hello.");
+    const steps = s.replies.calls.map((c) =>
+      (c.view.steps ?? []).map((step) => `${step.id}:${step.status}`).join(" "),
+    );
+    expect(s.replies.story(s.id)).toEqual([
+      "open:starting",
+      "show:working",
+      "show:working:Hel",
+      "show:working:Hel",
+      "show:working:Hel",
+      "finish:completed:Hello.",
+    ]);
+    expect(steps).toEqual([
+      "",
+      "s1:in_progress",
+      "s1:in_progress",
+      "s1:in_progress s2:in_progress",
+      "s1:complete s2:in_progress",
+      "s1:complete s2:in_progress",
+    ]);
+    expect(s.replies.calls.at(-1)?.view.steps?.[0]).toEqual({
+      id: "s1",
+      title: "Searching the docs",
+      status: "complete",
+      details: "2 pages",
+    });
+    // Views already handed out keep what they showed.
+    expect(s.replies.calls[1]?.view.steps).toEqual([searching]);
+  });
+
+  it("keeps at most 100 steps, still updating the known ones", async () => {
+    const s = setup();
+    await s.reply.open({ kind: "starting" });
+    for (let i = 0; i < 120; i++)
+      s.reply.step({ id: `s${i}`, title: `step ${i}`, status: "pending" });
+    s.reply.step({ id: "s0", title: "step 0", status: "complete" });
+    const last = s.replies.calls.at(-1)?.view.steps ?? [];
+    expect(last).toHaveLength(100);
+    expect(last[0]?.status).toBe("complete");
+    expect(last.at(-1)?.id).toBe("s99");
+    expect(s.replies.calls).toHaveLength(1 + 100 + 1);
+  });
 });

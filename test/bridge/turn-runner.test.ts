@@ -109,6 +109,30 @@ describe("the turn runner", () => {
     expect(done.replyParts).toEqual([`reply-${t.id}`]);
   });
 
+  it("hands the steps the run's stream tells to the turn's reply", async () => {
+    const s = setup();
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    s.service.steps = [searching, { ...searching, status: "complete" }];
+    const t = s.turn();
+    await s.finish(s.live(t));
+    expect(s.replies.story(t.id)).toEqual([
+      "open:starting",
+      "show:working",
+      "show:working",
+      "show:working:The an",
+      "show:working:The answer.",
+      "finish:completed:The answer.",
+    ]);
+    expect(s.replies.calls.map((c) => c.view.steps?.map((step) => step.status))).toEqual([
+      [],
+      ["in_progress"],
+      ["complete"],
+      ["complete"],
+      ["complete"],
+      ["complete"],
+    ]);
+  });
+
   it.each([
     ["openThread", ["openThread"]],
     ["postMessage", ["openThread", "postMessage"]],

@@ -1,6 +1,7 @@
 import type {
   AssistantService,
   CallOptions,
+  ReplyStep,
   Run,
   RunProgress,
   RunStartBody,
@@ -41,6 +42,8 @@ export class FakeService implements AssistantService {
   endStatus: Run["status"] = "completed";
   /** A run that never ends until stopped. */
   hang = false;
+  /** Step updates the stream tells, each before the first half of the answer. */
+  steps: ReplyStep[] = [];
   /** Run starts say they wait behind this many (the budget's onQueued), when set. */
   queuedAhead: number | undefined;
   private readonly runs = new Map<string, Run>();
@@ -109,6 +112,7 @@ export class FakeService implements AssistantService {
   async *streamRun(runId: string, opts?: CallOptions): AsyncGenerator<RunProgress> {
     await this.enter({ call: "streamRun", runId });
     const half = Math.ceil(this.answer.length / 2);
+    for (const step of this.steps) yield { type: "step", step };
     yield { type: "text", text: this.answer.slice(0, half) };
     if (this.hang && !this.stopped.has(runId)) {
       // A hanging run says nothing more until it is stopped or its reader gives up.
