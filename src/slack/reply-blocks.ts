@@ -1,5 +1,5 @@
 import type { types as Slack } from "@slack/bolt";
-import type { ReplyPhase as BridgeReplyPhase } from "../bridge/ports.js";
+import type { ReplyPhase as BridgeReplyPhase, ReplyStep } from "../bridge/ports.js";
 import { type MessageMark, replyMark } from "./message-mark.js";
 import { toPlainFallback } from "./mrkdwn.js";
 import { quietMarkdown } from "./quiet-mentions.js";
@@ -28,6 +28,11 @@ export interface ReplyInput {
   turnId: string;
   /** Extra lines shown small under the answer, e.g. "Files aren't passed on…". */
   notes?: string[];
+  /**
+   * The run's steps so far: while it works, the status line names the latest one in
+   * progress instead of "Working…"; an ended reply shows none.
+   */
+  steps?: readonly ReplyStep[] | undefined;
   /**
    * Which message of a long answer this is (0-based; default 0, the placeholder), and how
    * many there are when known.
@@ -90,16 +95,35 @@ function queuedLine(ahead: number, where: "thread" | "service"): string {
     : `Queued — ${ahead} ahead at the assistant service`;
 }
 
-function statusOf(phase: ReplyPhase, hasBody: boolean): Status | undefined {
+/** A step's title as a status line's sentence: "Searching the docs…". */
+const STEP_TITLE_MAX = 200;
+function stepSentence(step: ReplyStep): string {
+  const title = toPlainFallback(step.title.trim(), STEP_TITLE_MAX);
+  return /[.…!?:]$/u.test(title) ? title : `${title}…`;
+}
+
+/** What the assistant is doing now: the step begun last of those still in progress. */
+function currentStep(steps: readonly ReplyStep[]): ReplyStep | undefined {
+  return steps.findLast((step) => step.status === "in_progress" && step.title.trim() !== "");
+}
+
+function statusOf(
+  phase: ReplyPhase,
+  hasBody: boolean,
+  steps: readonly ReplyStep[],
+): Status | undefined {
   switch (phase.kind) {
     case "queued":
       return progress(":hourglass_flowing_sand:", queuedLine(phase.ahead, phase.where));
     case "starting":
       return progress(":hourglass_flowing_sand:", "Starting…");
-    case "working":
+    case "working": {
+      const step = currentStep(steps);
+      if (step) return progress(":gear:", stepSentence(step));
       return hasBody
         ? progress(":writing_hand:", "Writing…")
         : progress(":hourglass_flowing_sand:", "Working…");
+    }
     case "retrying": {
       const note = phase.note.trim() || "The assistant service is not answering; still trying…";
       return progress(":warning:", fitLine("", note));
@@ -156,9 +180,9 @@ const mrkdwn = (text: string): Slack.MrkdwnElement => ({ type: "mrkdwn", text })
 
 /** The payload of one reply message for the given part body and phase, within Slack's limits. */
 export function buildReply(input: ReplyInput): ReplyPayload {
-  const { body, phase, turnId, notes = [], part } = input;
+  const { body, phase, turnId, notes = [], part, steps = [] } = input;
   const hasBody = body.trim() !== "";
-  const status = statusOf(phase, hasBody);
+  const status = statusOf(phase, hasBody, steps);
   const blocks: Slack.KnownBlock[] = [];
 
   if (hasBody) blocks.push({ type: "markdown", text: fitMarkdown(body) });

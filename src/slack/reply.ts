@@ -162,6 +162,7 @@ class PacedEditReply implements ReplyRenderer {
       phase: view.phase,
       turnId: this.target.turnId,
       notes: view.notes,
+      steps: view.steps,
       part: { index },
     });
   }

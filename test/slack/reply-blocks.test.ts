@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ReplyStep } from "../../src/bridge/ports.js";
 import { splitAnswer } from "../../src/slack/answer-split.js";
 import {
   buildReply,
@@ -128,6 +129,47 @@ describe("buildReply", () => {
     expect(
       status({ kind: "retrying", note: "No answer (HTTP 503 <html>); trying again" }, "so far"),
     ).toEqual([":warning: No answer (HTTP 503 &lt;html&gt;); trying again"]);
+  });
+
+  it("names the step in progress instead of Working… while the run works, and none once it ended", () => {
+    const searching: ReplyStep = { id: "s1", title: "Searching the docs", status: "in_progress" };
+    const steps: ReplyStep[] = [
+      searching,
+      { id: "s2", title: "Reading <!channel> & co", status: "in_progress" },
+      { id: "s3", title: "Planning", status: "pending" },
+      { id: "s4", title: "Fetched.", status: "complete" },
+    ];
+    const working = { kind: "working" } as const;
+    const build = (phase: ReplyPhase, body: string, shown: ReplyStep[]) =>
+      buildReply({ body, phase, turnId: "t", steps: shown });
+    // The step begun last of those in progress, escaped, told as going on.
+    const both = build(working, "", steps);
+    expect(statusTexts(both)).toEqual([":gear: Reading &lt;!channel&gt; &amp; co…"]);
+    expect(both.text).toBe("Reading &lt;!channel&gt; &amp; co…");
+    expect(kinds(both)).toEqual(["context", "actions"]);
+    expect(statusTexts(build(working, "So far", [searching]))).toEqual([
+      ":gear: Searching the docs…",
+    ]);
+    expect(statusTexts(build(working, "", [{ ...searching, title: "Thinking…" }]))).toEqual([
+      ":gear: Thinking…",
+    ]);
+    // No step in progress: the usual words.
+    expect(statusTexts(build(working, "So far", steps.slice(2)))).toEqual([
+      ":writing_hand: Writing…",
+    ]);
+    expect(statusTexts(build(working, "", []))).toEqual([":hourglass_flowing_sand: Working…"]);
+    // Only a working reply shows a step; an ended one shows the answer and its outcome.
+    const done = build({ kind: "completed", modelUsed: "m" }, "Answer.", steps);
+    expect(JSON.stringify(done)).not.toMatch(/gear|Searching|Reading/u);
+    expect(statusTexts(done)).toEqual(["Answered by m"]);
+    const stopped = build({ kind: "stopped", by: "U1" }, "Ans", steps);
+    expect(JSON.stringify(stopped)).not.toMatch(/gear|Searching|Reading/u);
+    expect(statusTexts(build({ kind: "starting" }, "", steps))).toEqual([
+      ":hourglass_flowing_sand: Starting…",
+    ]);
+    const long = build(working, "", [{ ...searching, title: "x".repeat(5_000) }]);
+    expect(statusTexts(long)[0]).toBe(`:gear: ${"x".repeat(199)}…`);
+    expectWithinLimits(long);
   });
 
   it("ends a completed reply with the model, and without a Stop button", () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ReplyTarget, ReplyView } from "../../src/bridge/ports.js";
+import type { ReplyStep, ReplyTarget, ReplyView } from "../../src/bridge/ports.js";
 import { type MessageMark, replyMark } from "../../src/slack/message-mark.js";
 import { Pacer } from "../../src/slack/pacer.js";
 import { PostGate } from "../../src/slack/post-gate.js";
@@ -239,6 +239,41 @@ describe("PacedEdits", () => {
     expect(s.calls.filter((c) => c.method === "update").map((c) => c.text)).toEqual([
       "partial",
       "All of it.",
+    ]);
+  });
+
+  it("shows the step in progress in the paced edits, spending no edit on a step it does not show", async () => {
+    const s = setup();
+    const reply = s.render();
+    const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
+    const withSteps = (body: string, steps: ReplyStep[]): ReplyView => ({
+      ...view(body),
+      steps,
+    });
+    await reply.open(view("", { kind: "starting" }));
+    reply.show(withSteps("", [searching]));
+    await s.clock.advance(1_000);
+    // A step that changes nothing shown (pending, or more details) is no edit.
+    reply.show(withSteps("", [searching, { id: "s2", title: "Reading", status: "pending" }]));
+    reply.show(withSteps("", [{ ...searching, details: "2 pages" }]));
+    await s.clock.advance(1_000);
+    // Text is paced as ever: at once, then the latest view after the message's second.
+    reply.show(withSteps("Hel", [searching]));
+    reply.show(
+      withSteps("Hell", [searching, { id: "s3", title: "Citing", status: "in_progress" }]),
+    );
+    reply.show(withSteps("Hello", [{ ...searching, status: "complete" }]));
+    await s.clock.advance(1_000);
+    await reply.finish({
+      ...withSteps("Hello there.", [{ ...searching, status: "complete" }]),
+      phase: { kind: "completed" },
+    });
+    expect(s.calls).toEqual([
+      { method: "post", ts: "9.1", text: "Starting…" },
+      { method: "update", ts: "9.1", text: "Searching the docs…" },
+      { method: "update", ts: "9.1", text: "Hel" },
+      { method: "update", ts: "9.1", text: "Hello" },
+      { method: "update", ts: "9.1", text: "Hello there." },
     ]);
   });
 });
