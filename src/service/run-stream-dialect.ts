@@ -14,8 +14,7 @@ import { type Run, RunSchema, type RunStatus, RunStatusSchema, runAnswer } from 
  * - the end: `[DONE]`, or an event named done, end, complete(d), run.completed, run.failed
  *   or run.canceled (after its payload has been taken in);
  * - plain text (data that is not JSON) of an unnamed, delta, message, text, token or
- *   content event is an increment.
- *
+ *   content event is an increment;
  * - steps: what the assistant is doing besides writing (a step, a tool in use), in the
  *   shapes listed in run-stream-steps.ts; their fields are never the answer's text.
  *
