@@ -8,6 +8,7 @@ import { type SlackConnection, watchSlackConnection } from "./observability/slac
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
+import { registerFeedback } from "./slack/feedback.js";
 import { registerMessageListeners } from "./slack/listeners.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { Retention } from "./store/retention.js";
@@ -98,6 +99,13 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     ...trust,
     postQuestion: slack.postQuestion,
   });
+  registerFeedback(app, {
+    turns: stores.turns,
+    feedback: stores.feedback,
+    logger,
+    ...trust,
+    onRecorded: (value) => metrics.feedback.inc({ value }),
+  });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,
@@ -114,6 +122,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     clock,
     retention: new Retention({
       turns: stores.turns,
+      feedback: stores.feedback,
       retentionMs: config.retentionMs,
       clock,
       logger,

@@ -46,6 +46,7 @@ export interface Config {
   /**
    * How long a finished turn's texts (the question, what was posted to the service, notes)
    * are kept after it finished, ms (RETENTION_DAYS, default 30 days); then they are purged.
+   * Feedback presses are deleted the same time after the press.
    */
   retentionMs: number;
   logLevel: LogLevel;

@@ -1,6 +1,6 @@
 /**
- * Interactivity payloads as Slack shapes them: slash commands (form fields), block actions,
- * message shortcuts and view submissions (sent as `payload=<json>`).
+ * Interactivity payloads as Slack shapes them: slash commands (form fields), block actions
+ * (buttons and feedback buttons), message shortcuts and view submissions (sent as `payload=<json>`).
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -72,6 +72,38 @@ export interface BlockActionFields {
 
 /** A `block_actions` payload for a button press; post it with kind "action". */
 export function blockAction(fields: BlockActionFields): Payload {
+  return actionPayload(fields, { type: "button", block: "actions", text: fields.action_id });
+}
+
+export interface FeedbackPressFields extends BlockActionFields {
+  /** Which of the element's two buttons was pressed; `value` is that button's value. */
+  button: "positive" | "negative";
+  /** The pressed button's text; default 👍 or 👎. */
+  text?: string;
+}
+
+/**
+ * A `block_actions` payload for a press of one of the `feedback_buttons` of a
+ * `context_actions` block: the element's action_id, the pressed button's value and text.
+ */
+export function feedbackPress(fields: FeedbackPressFields): Payload {
+  const text = fields.text ?? (fields.button === "positive" ? "👍" : "👎");
+  return actionPayload(fields, { type: "feedback_buttons", block: "context_actions", text });
+}
+
+/** A press of one element (`block`: its default block_id): who, where, on which message. */
+function actionPayload(
+  fields: BlockActionFields,
+  element: { type: string; block: string; text: string },
+): Payload {
+  const action: Payload = {
+    type: element.type,
+    action_id: fields.action_id,
+    block_id: fields.block_id ?? element.block,
+    text: { type: "plain_text", text: element.text, emoji: true },
+    value: fields.value,
+    action_ts: nextTs(),
+  };
   const team = fields.team ?? DEFAULT_TEAM;
   const container: Payload = {
     type: "message",
@@ -101,16 +133,7 @@ export function blockAction(fields: BlockActionFields): Payload {
     channel: { id: fields.channel, name: "general" },
     message,
     state: { values: {} },
-    actions: [
-      {
-        type: "button",
-        action_id: fields.action_id,
-        block_id: fields.block_id ?? "actions",
-        text: { type: "plain_text", text: fields.action_id, emoji: true },
-        value: fields.value,
-        action_ts: nextTs(),
-      },
-    ],
+    actions: [action],
   };
   if (fields.response_url !== undefined) payload.response_url = fields.response_url;
   return payload;

@@ -15,6 +15,7 @@ const OUTCOMES = ["completed", "failed", "stopped", "error"] as const;
 const RUN_STATUSES = ["completed", "failed", "canceled"] as const;
 const EDIT_KINDS = ["interim", "final"] as const;
 const SLACK_METHODS = ["chat.update", "chat.postMessage"] as const;
+const FEEDBACK_VALUES = ["positive", "negative"] as const;
 
 /**
  * The bot's Prometheus metrics, on a registry of its own (no global state). Default
@@ -61,6 +62,12 @@ export function createMetrics() {
       name: "bridge_slack_edits_total",
       help: "chat.update calls that landed, by kind (interim, final).",
       labelNames: ["kind"] as const,
+      registers: [registry],
+    }),
+    feedback: new Counter({
+      name: "bridge_feedback_total",
+      help: "Presses of the feedback buttons under answers that were recorded, by value (positive, negative); a person pressing again counts again.",
+      labelNames: ["value"] as const,
       registers: [registry],
     }),
     firstText: new Histogram({
@@ -113,6 +120,7 @@ export function createMetrics() {
   for (const status of RUN_STATUSES) m.runs.inc({ status }, 0);
   for (const kind of EDIT_KINDS) m.edits.inc({ kind }, 0);
   for (const method of SLACK_METHODS) m.slackRateLimited.inc({ method }, 0);
+  for (const value of FEEDBACK_VALUES) m.feedback.inc({ value }, 0);
   return m;
 }
 

@@ -1,12 +1,14 @@
 import type { types as Slack } from "@slack/bolt";
 import type { ReplyPhase as BridgeReplyPhase, ReplyStep } from "../bridge/ports.js";
+import { feedbackFor } from "./feedback-block.js";
 import { type MessageMark, replyMark } from "./message-mark.js";
 import { toPlainFallback } from "./mrkdwn.js";
 import { quietMarkdown } from "./quiet-mentions.js";
 
 /**
  * Builds the payload of one reply message: the answer's Markdown in a `markdown` block, a
- * small status line, and while the run goes on a Stop button. No Slack calls here.
+ * small status line, while the run goes on a Stop button, and under a completed answer the
+ * feedback buttons. No Slack calls here.
  */
 
 /** What a reply shows besides its text; `continued` is a finished earlier part of a long answer. */
@@ -24,7 +26,7 @@ export interface ReplyInput {
   /** The (interim or final) Markdown of this message's part. */
   body: string;
   phase: ReplyPhase;
-  /** The Stop button's value: the turn the button stops. */
+  /** The turn the message answers: the Stop button's value, and the feedback buttons'. */
   turnId: string;
   /** Extra lines shown small under the answer, e.g. "Files aren't passed on…". */
   notes?: string[];
@@ -206,6 +208,9 @@ export function buildReply(input: ReplyInput): ReplyPayload {
       elements: [mrkdwn(toPlainFallback(noteLines.join("\n"), MRKDWN_TEXT_MAX))],
     });
   }
+  // A continued part is not the end of the answer: the buttons go once, on its last message.
+  const feedback = feedbackFor(phase, turnId);
+  if (feedback) blocks.push(feedback);
   if (status?.stoppable) {
     blocks.push({
       type: "actions",

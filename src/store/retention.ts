@@ -1,5 +1,5 @@
 import type { Clock } from "../time.js";
-import type { TurnStore } from "./stores.js";
+import type { FeedbackStore, TurnStore } from "./stores.js";
 
 /**
  * How long the bot keeps what people wrote. A finished turn's texts (the question, the text
@@ -9,9 +9,15 @@ import type { TurnStore } from "./stores.js";
  * Socket Mode redelivery) of that message as a duplicate, so an old question is never
  * answered a second time, and what tells a later thread context which thread messages
  * reached the service as questions of their own. Ids, ts and states are no one's words.
+ *
+ * Feedback (who pressed which feedback button on which answer) is a person's opinion under
+ * their name: it is deleted `retentionMs` after the press. By then the question it judged is
+ * purged, so it could no longer be looked into; the counts stay in /metrics.
  */
 export interface RetentionOptions {
   turns: Pick<TurnStore, "purgeTexts">;
+  /** Feedback presses, deleted when older than the retention; default none to sweep. */
+  feedback?: Pick<FeedbackStore, "purge">;
   /** How long a finished turn's texts are kept after it finished, ms (RETENTION_DAYS). */
   retentionMs: number;
   clock: Clock;
@@ -63,14 +69,38 @@ export class Retention {
     return purged;
   }
 
-  /** Purges every turn past the retention, a batch at a time; never throws. */
+  /**
+   * Purges every turn past the retention, then every feedback press, a batch at a time;
+   * resolves with the turns purged; never throws.
+   */
   private async sweep(): Promise<number> {
-    const { turns, clock, retentionMs, logger } = this.options;
+    const { turns, feedback, clock, retentionMs, logger } = this.options;
     const finishedBefore = clock.now() - retentionMs;
+    const purged = await this.inBatches(
+      (limit) => turns.purgeTexts(finishedBefore, limit),
+      "could not purge the texts of old turns",
+    );
+    if (purged > 0) {
+      logger.info({ purged, finishedBefore }, "purged the texts of turns past their retention");
+    }
+    if (feedback) {
+      const deleted = await this.inBatches(
+        (limit) => feedback.purge(finishedBefore, limit),
+        "could not delete old feedback",
+      );
+      if (deleted > 0) {
+        logger.info({ feedback: deleted, pressedBefore: finishedBefore }, "deleted old feedback");
+      }
+    }
+    return purged;
+  }
+
+  /** Runs `purge` a batch at a time until a batch comes back short; how many it purged. */
+  private async inBatches(purge: (limit: number) => number, failure: string): Promise<number> {
     let purged = 0;
     try {
       for (;;) {
-        const count = turns.purgeTexts(finishedBefore, this.batchSize);
+        const count = purge(this.batchSize);
         purged += count;
         if (count < this.batchSize || this.stopped) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -78,10 +108,7 @@ export class Retention {
     } catch (error) {
       // The next sweep tries again; a database in trouble shows in /readyz.
       const err = error instanceof Error ? error.message : String(error);
-      logger.error({ err }, "could not purge the texts of old turns");
-    }
-    if (purged > 0) {
-      logger.info({ purged, finishedBefore }, "purged the texts of turns past their retention");
+      this.options.logger.error({ err }, failure);
     }
     return purged;
   }

@@ -98,11 +98,40 @@ export interface TurnStore {
   ): Turn;
 }
 
+/** What a person thought of a finished answer: which of its feedback buttons they pressed. */
+export type FeedbackValue = "positive" | "negative";
+
+export interface Feedback {
+  turnId: string;
+  /** The Slack user who pressed. */
+  user: string;
+  value: FeedbackValue;
+  /** When they pressed (their latest press), epoch ms on the store's clock. */
+  at: number;
+}
+
+/**
+ * Feedback on answers, one row per person per turn: a person who presses again (changing
+ * their mind, or pressing the same button twice) keeps only their latest press.
+ */
+export interface FeedbackStore {
+  /** Records a press now (the store's clock), replacing this person's earlier one on the turn. */
+  record(turnId: string, user: string, value: FeedbackValue): Feedback;
+  /** Everyone's latest press on a turn, earliest first. */
+  forTurn(turnId: string): Feedback[];
+  /**
+   * Forgets presses made before `before` (epoch ms; RETENTION_DAYS, store/retention.ts), at
+   * most `limit`, oldest first; returns how many. A result of `limit` means there may be more.
+   */
+  purge(before: number, limit: number): number;
+}
+
 /** Everything the bot keeps, and how to reach and release it. */
 export interface Stores {
   conversations: ConversationStore;
   turns: TurnStore;
   settings: SettingsStore;
+  feedback: FeedbackStore;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
   close(): void;

@@ -8,6 +8,7 @@ import {
   appMention,
   blockAction,
   eventEnvelope,
+  feedbackPress,
   messageEvent,
   messageShortcut,
   nextTs,
@@ -188,6 +189,10 @@ describe("driving a real Bolt HTTP receiver", () => {
       await ack();
       seen.push({ kind: "action", body });
     });
+    app.action("feedback", async ({ ack, action }) => {
+      await ack();
+      seen.push({ kind: "feedback", action });
+    });
     app.shortcut("summarize", async ({ ack, shortcut }) => {
       await ack();
       seen.push({ kind: "shortcut", callback_id: shortcut.callback_id });
@@ -269,5 +274,35 @@ describe("driving a real Bolt HTTP receiver", () => {
     const submission = viewSubmission({ user: "U1", callback_id: "settings", values });
     expect((await postToBot(events, SECRET, "view", submission)).status).toBe(200);
     expect(seen.at(-1)).toEqual({ kind: "view", values });
+  });
+
+  it("delivers a press of feedback buttons as Bolt's feedback_buttons action", async () => {
+    const press = feedbackPress({
+      user: "U1",
+      channel: "C1",
+      message_ts: "1.2",
+      thread_ts: "1.1",
+      action_id: "feedback",
+      button: "negative",
+      value: "turn-1:negative",
+    });
+    expect((await postToBot(events, SECRET, "action", press)).status).toBe(200);
+    expect(seen.at(-1)).toEqual({
+      kind: "feedback",
+      action: {
+        type: "feedback_buttons",
+        action_id: "feedback",
+        block_id: "context_actions",
+        text: { type: "plain_text", text: "👎", emoji: true },
+        value: "turn-1:negative",
+        action_ts: expect.any(String),
+      },
+    });
+    expect(press).toMatchObject({
+      type: "block_actions",
+      user: { id: "U1", team_id: "T0001" },
+      channel: { id: "C1" },
+      container: { message_ts: "1.2", thread_ts: "1.1" },
+    });
   });
 });

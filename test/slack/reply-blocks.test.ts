@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ReplyStep } from "../../src/bridge/ports.js";
 import { splitAnswer } from "../../src/slack/answer-split.js";
+import { feedbackBlock } from "../../src/slack/feedback-block.js";
 import {
   buildReply,
   type ReplyPayload,
@@ -50,6 +51,20 @@ function expectWithinLimits(payload: ReplyPayload): void {
       for (const element of block.elements ?? []) {
         expect((element.text as string).length).toBeLessThanOrEqual(3_000);
         expectEscaped(element.text as string);
+      }
+    } else if (block.type === "context_actions") {
+      expect(block.elements?.length).toBeLessThanOrEqual(5);
+      for (const element of block.elements ?? []) {
+        for (const button of [element.positive_button, element.negative_button]) {
+          const { text, value, accessibility_label } = button as {
+            text: { text: string };
+            value: string;
+            accessibility_label?: string;
+          };
+          expect(text.text.length).toBeLessThanOrEqual(75);
+          expect(value.length).toBeLessThanOrEqual(2_000);
+          expect(accessibility_label?.length ?? 0).toBeLessThanOrEqual(75);
+        }
       }
     } else {
       expect(block.type).toBe("actions");
@@ -178,15 +193,15 @@ describe("buildReply", () => {
       phase: { kind: "completed", modelUsed: "max" },
       turnId: "t",
     });
-    expect(kinds(withModel)).toEqual(["markdown", "context"]);
+    expect(kinds(withModel)).toEqual(["markdown", "context", "context_actions"]);
     expect(statusTexts(withModel)).toEqual(["Answered by max"]);
     expect(withModel.text).toBe("Done.");
 
     const plain = buildReply({ body: "Done.", phase: { kind: "completed" }, turnId: "t" });
-    expect(kinds(plain)).toEqual(["markdown"]);
+    expect(kinds(plain)).toEqual(["markdown", "context_actions"]);
 
     const empty = buildReply({ body: "", phase: { kind: "completed" }, turnId: "t" });
-    expect(kinds(empty)).toEqual(["context"]);
+    expect(kinds(empty)).toEqual(["context", "context_actions"]);
     expect(empty.text).toBe("The assistant finished without writing an answer.");
   });
 
@@ -371,5 +386,36 @@ describe("the model of a reply that did not complete", () => {
   it("is left out when the service did not say", () => {
     const stopped = buildReply({ body: "x", phase: { kind: "stopped" }, turnId: "t1" });
     expect(statusTexts(stopped)).toEqual([":black_square_for_stop: Stopped."]);
+  });
+});
+
+describe("the feedback buttons", () => {
+  const feedbackOf = (p: ReplyPayload) => blocksOf(p).filter((b) => b.type === "context_actions");
+
+  it("go last under a completed answer, naming its turn", () => {
+    const payload = buildReply({
+      body: "Done.",
+      phase: { kind: "completed", modelUsed: "max" },
+      turnId: "turn-7",
+      notes: ["a note"],
+    });
+    expect(blocksOf(payload).at(-1)).toEqual(feedbackBlock("turn-7"));
+    expect(feedbackOf(payload)).toHaveLength(1);
+  });
+
+  it("are on no message of an answer still going, failed, stopped or unreachable, nor on an earlier part", () => {
+    const phases: ReplyPhase[] = [
+      { kind: "queued", ahead: 1, where: "thread" },
+      { kind: "starting" },
+      { kind: "working" },
+      { kind: "retrying", note: "" },
+      { kind: "failed", error: "boom", modelUsed: "max" },
+      { kind: "stopped", by: "U1" },
+      { kind: "unreachable", message: "down" },
+      { kind: "continued" },
+    ];
+    for (const phase of phases) {
+      expect(feedbackOf(buildReply({ body: "text", phase, turnId: "t" })), phase.kind).toEqual([]);
+    }
   });
 });

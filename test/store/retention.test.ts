@@ -105,4 +105,22 @@ describe("the retention", () => {
     expect(content(stores, id)).toBe("");
     await retention.stop();
   });
+
+  it("deletes feedback pressed longer ago than the retention, in batches, and keeps the rest", async () => {
+    // `stores` is set by the time the retention sweeps.
+    const { clock, stores, retention, lines } = setUp({
+      feedback: { purge: (before, limit) => stores.feedback.purge(before, limit) },
+      batchSize: 2,
+    });
+    for (const user of ["U1", "U2", "U3"]) stores.feedback.record("turn-old", user, "positive");
+    await clock.advance(20 * DAY);
+    stores.feedback.record("turn-new", "U1", "negative");
+    await clock.advance(10 * DAY + 1);
+
+    await retention.start();
+    expect(stores.feedback.forTurn("turn-old")).toEqual([]);
+    expect(stores.feedback.forTurn("turn-new")).toHaveLength(1);
+    expect(lines.map((line) => line.fields)).toEqual([expect.objectContaining({ feedback: 3 })]);
+    await retention.stop();
+  });
 });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { type Db, openDatabase } from "../../src/store/sqlite/db.js";
+import { SqliteFeedbackStore } from "../../src/store/sqlite/feedback.js";
 import { SqliteTurnStore } from "../../src/store/sqlite/turns.js";
 
 /** Every statement the turn store prepares, and the database they run on. */
@@ -100,5 +101,31 @@ describe("the turn store's queries", () => {
       expect.stringMatching(/^SEARCH turns USING INDEX \w+ \(updated_at<\?\)$/),
     );
     expect(plan).toContainEqual(expect.stringMatching(/^SEARCH turns USING INTEGER PRIMARY KEY/));
+  });
+});
+
+describe("the feedback store's queries", () => {
+  const feedback = openDatabase(":memory:");
+  const prepare = vi.spyOn(feedback, "prepare");
+  new SqliteFeedbackStore(feedback);
+  const sqls = prepare.mock.calls.map(([sql]) => sql);
+  prepare.mockRestore();
+  const find = (pattern: RegExp) => sqls.find((sql) => pattern.test(sql)) as string;
+
+  it("read a turn's presses by the turn, and the retention's by when they were pressed", () => {
+    // Sorting is of one turn's presses (one per person who pressed), never the table.
+    expect(planOf(feedback, find(/^SELECT/))).toEqual([
+      expect.stringMatching(
+        /^SEARCH feedback USING INDEX sqlite_autoindex_feedback_1 \(turn_id=\?\)$/,
+      ),
+      "USE TEMP B-TREE FOR ORDER BY",
+    ]);
+    const purge = planOf(feedback, find(/^DELETE/));
+    expect(purge).toContainEqual(
+      expect.stringMatching(
+        /^SEARCH feedback USING COVERING INDEX feedback_by_time \(pressed_at<\?\)$/,
+      ),
+    );
+    expect(purge.join("\n")).not.toMatch(/SCAN feedback|TEMP B-TREE/);
   });
 });

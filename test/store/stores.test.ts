@@ -219,4 +219,47 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     });
     expect(settings.get(key)).toEqual({ reasoning_effort: "low", maxSteps: 12 });
   });
+
+  it("keeps each person's latest feedback on a turn, with when they pressed", () => {
+    let now = 1_000;
+    const { feedback } = open(() => now);
+    expect(feedback.forTurn("turn-a")).toEqual([]);
+    expect(feedback.record("turn-a", "U1", "positive")).toEqual({
+      turnId: "turn-a",
+      user: "U1",
+      value: "positive",
+      at: 1_000,
+    });
+    now = 2_000;
+    feedback.record("turn-a", "U2", "positive");
+    feedback.record("turn-b", "U1", "negative");
+    now = 3_000;
+    // U1 changes their mind: one row, the latest press and its time.
+    expect(feedback.record("turn-a", "U1", "negative")).toMatchObject({ at: 3_000 });
+    expect(feedback.forTurn("turn-a")).toEqual([
+      { turnId: "turn-a", user: "U2", value: "positive", at: 2_000 },
+      { turnId: "turn-a", user: "U1", value: "negative", at: 3_000 },
+    ]);
+    expect(feedback.forTurn("turn-b")).toEqual([
+      { turnId: "turn-b", user: "U1", value: "negative", at: 2_000 },
+    ]);
+  });
+
+  it("deletes feedback pressed before a time, the oldest first, at most the number asked for", () => {
+    let now = 1_000;
+    const { feedback } = open(() => now);
+    for (const user of ["U1", "U2", "U3"]) {
+      feedback.record("turn-a", user, "positive");
+      now += 1_000;
+    }
+    // U1 pressed again since: their press is now the newest.
+    feedback.record("turn-a", "U1", "negative");
+    expect(feedback.purge(4_000, 1)).toBe(1);
+    expect(feedback.forTurn("turn-a").map((f) => f.user)).toEqual(["U3", "U1"]);
+    expect(feedback.purge(4_000, 10)).toBe(1);
+    expect(feedback.forTurn("turn-a")).toEqual([
+      { turnId: "turn-a", user: "U1", value: "negative", at: 4_000 },
+    ]);
+    expect(feedback.purge(4_000, 10)).toBe(0);
+  });
 });

@@ -2,6 +2,7 @@
  * Message content as Slack judges and shows it: the size rules that make `chat.postMessage`
  * and `chat.update` fail, and the text a person actually sees in a message.
  */
+import { contextActionsError } from "./context-actions.js";
 
 export interface Block {
   type: string;
@@ -61,6 +62,8 @@ export function contentError(content: MessageContent): string | undefined {
   if (blocks.length > MAX_BLOCKS) return "invalid_blocks";
   let markdownChars = 0;
   for (const block of blocks) {
+    const misplaced = contextActionsError(block);
+    if (misplaced !== undefined) return misplaced;
     if (block.type === "markdown") markdownChars += (stringAt(block, "text") ?? "").length;
     if (block.type === "section") {
       const text = stringAt(block.text, "text") ?? "";

@@ -1,5 +1,6 @@
 import type { Stores } from "../stores.js";
 import { MemoryConversationStore } from "./conversations.js";
+import { MemoryFeedbackStore } from "./feedback.js";
 import { MemorySettingsStore } from "./settings.js";
 import { MemoryTurnStore } from "./turns.js";
 
@@ -9,6 +10,7 @@ export function memoryStores(now: () => number = Date.now): Stores {
     conversations: new MemoryConversationStore(),
     turns: new MemoryTurnStore(now),
     settings: new MemorySettingsStore(),
+    feedback: new MemoryFeedbackStore(now),
     ping: () => true,
     close: () => undefined,
   };

@@ -91,6 +91,16 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE turns ADD COLUMN texts_purged_at INTEGER;
    CREATE INDEX turns_texts_kept ON turns (updated_at)
      WHERE state = 'finished' AND texts_purged_at IS NULL;`,
+  // Feedback on answers (the feedback buttons): each person's latest press per turn, and
+  // by when it was pressed, for the retention's purge (RETENTION_DAYS).
+  `CREATE TABLE feedback (
+     turn_id TEXT NOT NULL,
+     user TEXT NOT NULL,
+     value TEXT NOT NULL CHECK (value IN ('positive', 'negative')),
+     pressed_at INTEGER NOT NULL,
+     PRIMARY KEY (turn_id, user)
+   );
+   CREATE INDEX feedback_by_time ON feedback (pressed_at);`,
 ];
 
 export class DatabaseOpenError extends Error {

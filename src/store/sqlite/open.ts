@@ -1,6 +1,7 @@
 import type { Stores } from "../stores.js";
 import { SqliteConversationStore } from "./conversations.js";
 import { openDatabase } from "./db.js";
+import { SqliteFeedbackStore } from "./feedback.js";
 import { SqliteSettingsStore } from "./settings.js";
 import { SqliteTurnStore } from "./turns.js";
 
@@ -11,6 +12,7 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     conversations: new SqliteConversationStore(db, now),
     turns: new SqliteTurnStore(db, now),
     settings: new SqliteSettingsStore(db, now),
+    feedback: new SqliteFeedbackStore(db, now),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: () => db.close(),
   };

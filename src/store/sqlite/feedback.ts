@@ -1,0 +1,53 @@
+import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
+import type { Db } from "./db.js";
+
+interface Row {
+  turn_id: string;
+  user: string;
+  value: FeedbackValue;
+  pressed_at: number;
+}
+
+const toFeedback = (row: Row): Feedback => ({
+  turnId: row.turn_id,
+  user: row.user,
+  value: row.value,
+  at: row.pressed_at,
+});
+
+/** Feedback in SQLite: the `feedback` table, one row per (turn, person). */
+export class SqliteFeedbackStore implements FeedbackStore {
+  private readonly upsertStmt;
+  private readonly forTurnStmt;
+  private readonly purgeStmt;
+
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.upsertStmt = db.prepare<[string, string, FeedbackValue, number], Row>(
+      `INSERT INTO feedback (turn_id, user, value, pressed_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (turn_id, user) DO UPDATE SET value = excluded.value, pressed_at = excluded.pressed_at
+       RETURNING *`,
+    );
+    this.forTurnStmt = db.prepare<[string], Row>(
+      "SELECT * FROM feedback WHERE turn_id = ? ORDER BY pressed_at, user",
+    );
+    this.purgeStmt = db.prepare<[number, number]>(
+      `DELETE FROM feedback WHERE rowid IN (
+         SELECT rowid FROM feedback WHERE pressed_at < ? ORDER BY pressed_at LIMIT ?)`,
+    );
+  }
+
+  record(turnId: string, user: string, value: FeedbackValue): Feedback {
+    return toFeedback(this.upsertStmt.get(turnId, user, value, this.now()) as Row);
+  }
+
+  forTurn(turnId: string): Feedback[] {
+    return this.forTurnStmt.all(turnId).map(toFeedback);
+  }
+
+  purge(before: number, limit: number): number {
+    return this.purgeStmt.run(before, limit).changes;
+  }
+}
