@@ -21,6 +21,7 @@ import {
   USER,
 } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
+import { SkippableClock } from "../support/manual-clock.js";
 
 const BOB = "U0BOB";
 const DM = "D0ALICE";
@@ -89,6 +90,34 @@ describe("the status line", () => {
       initiator: USER,
       history: ["processing", "active"],
     });
+  });
+
+  it("is set again before Slack drops it while the answer takes minutes to start", async () => {
+    const clock = new SkippableClock();
+    proxy = await startFaultProxy();
+    const x = await harness({
+      clock,
+      slack: { now: () => clock.now() },
+      env: { ASSISTANT_API_URL: proxy.url },
+    });
+    proxy.setTarget(x.sim.url);
+    proxy.add({ method: "POST", path: /\/runs$/, action: "hold-response", count: 1 });
+    x.sim.control.enqueueAnswer({ text: "Worth the wait." });
+    const { threadTs } = await x.mention("<@UBOT> slow one");
+    await proxy.held();
+    await x.slack.waitFor((s) => s.statusLine(CHANNEL, threadTs) !== undefined);
+    const before = statusesOf(x, threadTs).length;
+    // Slack drops a status line two minutes after it was set: the bot sets it again first.
+    clock.skip(100_000);
+    await x.slack.waitFor((s) => statusesOf(x, threadTs).length === before + 1);
+    clock.skip(60_000);
+    expect(x.slack.statusLine(CHANNEL, threadTs)?.status).toBe("is reading the thread…");
+    expect(x.slack.callsTo("chat.update")).toEqual([]);
+    proxy.release();
+    expect(await x.settled(CHANNEL, threadTs)).toEqual([
+      "Worth the wait.\nAnswered by assistant-standard",
+    ]);
+    await x.slack.waitFor((s) => s.statusLine(CHANNEL, threadTs) === undefined);
   });
 
   it("says how many are ahead while the run waits in the service's budget", async () => {
