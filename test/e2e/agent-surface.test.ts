@@ -109,7 +109,9 @@ describe("the status line", () => {
     const before = statusesOf(x, threadTs).length;
     // Slack drops a status line two minutes after it was set: the bot sets it again first.
     clock.skip(100_000);
-    await x.slack.waitFor((s) => statusesOf(x, threadTs).length === before + 1);
+    await x.slack.waitFor(
+      (s) => s.statuses.filter((c) => c.thread_ts === threadTs).length === before + 1,
+    );
     clock.skip(60_000);
     expect(x.slack.statusLine(CHANNEL, threadTs)?.status).toBe("is reading the thread…");
     expect(x.slack.callsTo("chat.update")).toEqual([]);
