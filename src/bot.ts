@@ -6,10 +6,12 @@ import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { opsRoutes } from "./observability/routes.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import type { ServiceClient } from "./service/client.js";
+import { registerAgentHome } from "./slack/agent-home.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { registerControls } from "./slack/controls.js";
 import { registerFeedback } from "./slack/feedback.js";
 import { registerMessageListeners } from "./slack/listeners.js";
+import { registerNativeStop } from "./slack/native-stop.js";
 import { registerShortcut } from "./slack/shortcut.js";
 import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
@@ -105,6 +107,13 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     logger,
     ...trust,
     onRecorded: (value) => metrics.feedback.inc({ value }),
+  });
+  registerNativeStop(app, { bridge, sessions: slack.agent.sessions, ...trust, logger });
+  registerAgentHome(app, {
+    offer: config.agent.suggestedPrompts,
+    prompts: slack.agent.prompts,
+    installation,
+    logger,
   });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),

@@ -145,6 +145,34 @@ export class Bridge {
     };
   }
 
+  /**
+   * Stops this person's unfinished turns in one thread: what Slack's own stop control of the
+   * thread's answer asks (`agent_session_stopped`), and a native stream that Slack says the
+   * person stopped. As with the Stop button only the asker's turns stop; when the thread's
+   * work is someone else's, nothing changes and `asker` names whose it is.
+   */
+  async stopTurnOf(
+    team: string,
+    channel: string,
+    threadTs: string,
+    user: string,
+  ): Promise<{ result: StopResult; asker?: string }> {
+    const inThread = (turn: Turn | undefined): turn is Turn =>
+      turn !== undefined &&
+      turn.state !== "finished" &&
+      turn.team === team &&
+      turn.channel === channel &&
+      turn.threadTs === threadTs &&
+      this.live.get(turn.id)?.stage !== "ended";
+    const mine = this.deps.turns.activeFor(team, channel, user).filter(inThread);
+    if (mine.length === 0) {
+      const theirs = [...this.live.keys()].map((id) => this.deps.turns.byId(id)).find(inThread);
+      return theirs ? { result: "not_owner", asker: theirs.user } : { result: "not_running" };
+    }
+    const results = await Promise.all(mine.map((turn) => this.stopTurn(turn, user)));
+    return { result: results.every(Boolean) ? "stopped" : "failed" };
+  }
+
   /** This person's unfinished turns in this channel, with whether each is running. */
   activeFor(team: string, channel: string, user: string): { turn: Turn; running: boolean }[] {
     // A turn whose ending is being shown is no longer active, though not yet recorded finished.

@@ -12,6 +12,12 @@ export class LiveTurn {
   stoppedBy: string | undefined;
   /** The run at the service, once it exists. */
   runId: string | undefined;
+  /**
+   * The stop sent to the service for this turn's run, while it is on its way or once it was
+   * taken: a second press (the Stop button and Slack's own stop, a redelivered event) sends
+   * no second stop. A stop the service did not take is forgotten, so a press may try again.
+   */
+  stopping: Promise<boolean> | undefined;
   /** The run outlived the time limit and was stopped for it. */
   timedOut = false;
   /** Aborts the turn's waits (budget queue, thread read, outage backoff), never a POST in flight. */

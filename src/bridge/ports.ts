@@ -139,6 +139,17 @@ export interface ReplyTarget {
    * crash kept its ts from being recorded: the strategy looks for it before posting it.
    */
   postsAttempted?: number;
+  /**
+   * Who asked what: Slack's agent surface names the thread's session after its first
+   * question and credits the person who started it.
+   */
+  question?: {
+    user: string;
+    /** The question as readable text. */
+    text: string;
+    /** The question is the thread's first message (a new DM conversation, a top-level mention). */
+    startsThread: boolean;
+  };
 }
 
 /** What a renderer tells its turn, to be recorded at once (store/turn.ts: reply events). */

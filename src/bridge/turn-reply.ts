@@ -47,6 +47,11 @@ export class TurnReply {
         threadTs: turn.threadTs,
         parts: turn.replyParts,
         postsAttempted: turn.replyPostsAttempted,
+        question: {
+          user: turn.user,
+          text: turn.content,
+          startsThread: turn.messageTs === turn.threadTs,
+        },
       },
       {
         parts: (parts) => turns.recordReply(turn.id, parts),

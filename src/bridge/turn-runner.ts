@@ -137,7 +137,7 @@ export class TurnRunner {
       live.runId = turn.runId ?? undefined;
     }
     // Stopped while the start was on its way: the run exists, so it is stopped and followed.
-    if (live.stopped && live.runId) await this.stopRun(live.runId, turn.user);
+    if (live.stopped && live.runId) await this.stopOnce(live, live.runId, turn.user);
     return this.follow(turn, context);
   }
 
@@ -185,7 +185,7 @@ export class TurnRunner {
   async stop(live: LiveTurn, user: string): Promise<boolean> {
     live.stoppedBy ??= user;
     const runId = live.runId ?? this.deps.turns.byId(live.id)?.runId ?? undefined;
-    if (runId) return this.stopRun(runId, user);
+    if (runId) return this.stopOnce(live, runId, user);
     if (live.stage === "running") {
       live.waits.abort();
       return true;
@@ -205,6 +205,15 @@ export class TurnRunner {
    */
   shutdown(): void {
     this.closing.abort();
+  }
+
+  /** Stops `live`'s run unless a stop of it is on its way or was taken (LiveTurn.stopping). */
+  private stopOnce(live: LiveTurn, runId: string, party: string): Promise<boolean> {
+    live.stopping ??= this.stopRun(runId, party).then((taken) => {
+      if (!taken) live.stopping = undefined;
+      return taken;
+    });
+    return live.stopping;
   }
 
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */

@@ -7,6 +7,7 @@ import { createHmac } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { eventEnvelope, type Payload } from "./slack-events.js";
 
+export * from "./agent-events.js";
 export * from "./slack-events.js";
 export * from "./slack-interactions.js";
 

@@ -1,7 +1,7 @@
 import type { types as Slack } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { MessageMark } from "./message-mark.js";
-import { quietMessage } from "./quiet-mentions.js";
+import { quietMarkdown, quietMessage } from "./quiet-mentions.js";
 import {
   AuthTest,
   Permalink,
@@ -63,6 +63,45 @@ export interface RepliesArgs {
   include_all_metadata?: boolean;
 }
 
+/** `assistant.threads.setStatus`: the line under a thread saying what the app is doing. */
+export interface ThreadStatusArgs {
+  channel_id: string;
+  thread_ts: string;
+  /** Shown as "<App name> <status>"; "" clears it. */
+  status: string;
+  /** Up to 10 lines Slack rotates through instead of the status while it shows. */
+  loading_messages?: string[];
+}
+
+/** One suggested prompt: a button's `title`, and the `message` it sends as the person. */
+export interface SuggestedPrompt {
+  title: string;
+  message: string;
+}
+
+/** `assistant.threads.setSuggestedPrompts`. */
+export interface SuggestedPromptsArgs {
+  channel_id: string;
+  /** Only in the legacy assistant view; an agent-view app leaves it out (Slack ignores the call). */
+  thread_ts?: string;
+  /** Above the prompts, e.g. "Try asking". */
+  title?: string;
+  /** Up to four. */
+  prompts: SuggestedPrompt[];
+}
+
+/** `agents.sessions.setStatus`: a thread's agent session, created by the first call. */
+export interface SessionStatusArgs {
+  channel_id: string;
+  thread_ts: string;
+  /** `processing` shows Slack's stop control; `active` is a session at rest. */
+  status: "active" | "processing" | "suspended" | "closed";
+  /** At most 200 characters; used only when the call creates the session. */
+  title?: string;
+  /** The person who started the session; used only when the call creates it. */
+  initiator_user_id?: string;
+}
+
 /** Who the bot's token belongs to. */
 export interface Identity {
   userId: string;
@@ -115,6 +154,14 @@ export interface SlackWebApi {
   authTest(): Promise<Identity>;
   /** `views.open`: a modal, in answer to an interaction's trigger. */
   openView(args: { trigger_id: string; view: Slack.ModalView }): Promise<void>;
+  /** `assistant.threads.setStatus`. */
+  setThreadStatus(args: ThreadStatusArgs): Promise<void>;
+  /** `assistant.threads.setSuggestedPrompts`. */
+  setSuggestedPrompts(args: SuggestedPromptsArgs): Promise<void>;
+  /** `agents.sessions.setStatus`. */
+  setSessionStatus(args: SessionStatusArgs): Promise<void>;
+  /** `agents.sessions.rename`: the title, 1–200 characters. */
+  renameSession(args: { channel_id: string; thread_ts: string; title: string }): Promise<void>;
 }
 
 /** The bot's Web API calls over a WebClient (the Bolt app's, which carries the bot token). */
@@ -177,6 +224,38 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async openView(args) {
       await client.views.open(args);
+    },
+
+    // The agent surface's words (status lines, titles, prompts) are shown by Slack, so they
+    // leave quiet too, whoever wrote them: a question's text, an operator's prompts.
+    async setThreadStatus({ status, loading_messages, ...where }) {
+      await client.assistant.threads.setStatus({
+        ...where,
+        status: quietMarkdown(status),
+        ...(loading_messages && { loading_messages: loading_messages.map(quietMarkdown) }),
+      });
+    },
+
+    async setSuggestedPrompts({ title, prompts, ...where }) {
+      await client.assistant.threads.setSuggestedPrompts({
+        ...where,
+        ...(title !== undefined && { title: quietMarkdown(title) }),
+        prompts: prompts.map((p) => ({
+          title: quietMarkdown(p.title),
+          message: quietMarkdown(p.message),
+        })),
+      });
+    },
+
+    async setSessionStatus({ title, ...args }) {
+      await client.agents.sessions.setStatus({
+        ...args,
+        ...(title !== undefined && { title: quietMarkdown(title) }),
+      });
+    },
+
+    async renameSession({ title, ...where }) {
+      await client.agents.sessions.rename({ ...where, title: quietMarkdown(title) });
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { Admission } from "../slack/admission.js";
+import { WithAgentSurface } from "../slack/agent-surface.js";
 import type { BoltApp } from "../slack/app.js";
 import { Installation } from "../slack/installation.js";
 import { questionMark } from "../slack/message-mark.js";
@@ -18,6 +19,7 @@ import { SlackThreadHistory } from "../slack/thread-history.js";
 import { UserDirectory } from "../slack/user-directory.js";
 import { slackWebApi } from "../slack/web-api.js";
 import type { Clock } from "../time.js";
+import { wireAgentSurface } from "./agent-surface.js";
 
 /**
  * The Slack side the bridge writes through: the Web API adapters, one call scheduler with
@@ -47,13 +49,15 @@ export function wireSlack(
     scheduler,
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
-  const replies = new PacedEdits({
+  const agent = wireAgentSurface(slack, scheduler, metrics, logger);
+  const pacedEdits = new PacedEdits({
     client: slack,
     pacer,
     postGate,
     findMessage: (where) => findMarkedMessage(slack, where),
     onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
   });
+  const replies = new WithAgentSurface(pacedEdits, agent);
   const notes = new NoteGate({
     scheduler,
     send: ({ threadTs, ...note }) =>
@@ -106,6 +110,7 @@ export function wireSlack(
     installation,
     admission,
     history,
+    agent,
   };
 }
 

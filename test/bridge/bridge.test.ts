@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
 import { Relay } from "../../src/bridge/relay.js";
@@ -155,5 +155,40 @@ describe("Bridge.stop", () => {
     await s.bridge.idle();
     expect(s.stores.turns.unfinished()).toEqual([]);
     expect(s.service.count("startRun")).toBe(0);
+  });
+});
+
+describe("Bridge.stopTurnOf", () => {
+  it("stops the asker's turns of one thread, once however often; others change nothing", async () => {
+    const s = setup();
+    s.service.hang = true;
+    const asked = inbound();
+    s.bridge.accept(asked);
+    await vi.waitFor(() => expect(s.service.count("streamRun")).toBe(1));
+    const thread = asked.threadTs;
+    expect(await s.bridge.stopTurnOf("T1", "C1", thread, "U2")).toEqual({
+      result: "not_owner",
+      asker: "U1",
+    });
+    expect(await s.bridge.stopTurnOf("T1", "C1", "999.000100", "U1")).toEqual({
+      result: "not_running",
+    });
+    expect(await s.bridge.stopTurnOf("T1", "C2", thread, "U1")).toEqual({
+      result: "not_running",
+    });
+    expect(s.service.count("stopRun")).toBe(0);
+    const pressed = await Promise.all([
+      s.bridge.stopTurnOf("T1", "C1", thread, "U1"),
+      s.bridge.stopTurnOf("T1", "C1", thread, "U1"),
+    ]);
+    expect(pressed).toEqual([{ result: "stopped" }, { result: "stopped" }]);
+    await s.bridge.idle();
+    expect(s.service.count("stopRun")).toBe(1);
+    const [turn] = s.stores.turns.activeFor("T1", "C1", "U1");
+    expect(turn).toBeUndefined();
+    expect(s.replies.story(s.replies.calls[0]?.turnId ?? "").at(-1)).toMatch(/^finish:stopped/);
+    expect(await s.bridge.stopTurnOf("T1", "C1", thread, "U1")).toEqual({
+      result: "not_running",
+    });
   });
 });

@@ -19,6 +19,7 @@ import {
   appMention,
   type BotResponse,
   blockAction,
+  eventEnvelope,
   messageEvent,
   nextTs,
   type Payload,
@@ -97,6 +98,12 @@ export interface Harness {
     text: string,
     fields?: { channel?: string; user?: string; team?: string },
   ): Promise<BotResponse>;
+  /**
+   * An Events API event (the inner `event`) delivered as Slack would in this harness's mode:
+   * a signed request to /slack/events, or an envelope over the socket; resolves once the bot
+   * acknowledged it.
+   */
+  deliver(event: Payload): Promise<void>;
   /** Presses the Stop button of a reply. */
   pressStop(fields: {
     turnId: string;
@@ -268,6 +275,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           response_url: slack.responseUrl(),
         }),
       );
+    },
+    async deliver(event) {
+      if (options.socketMode) {
+        await slack.socket.send("events_api", eventEnvelope(event));
+        return;
+      }
+      const response = await harness.post("event", event);
+      if (response.status !== 200) throw new Error(`the bot answered ${response.status}`);
     },
     pressStop(fields) {
       return harness.post(

@@ -16,7 +16,11 @@ export type FakeSlackMethod =
   | "users.info"
   | "views.open"
   | "apps.connections.open"
-  | "assistant.threads.setStatus";
+  | "assistant.threads.setStatus"
+  | "assistant.threads.setSuggestedPrompts"
+  | "assistant.threads.setTitle"
+  | "agents.sessions.setStatus"
+  | "agents.sessions.rename";
 
 /** Calls per minute per method for the workspace. */
 export type MethodLimits = Partial<Record<FakeSlackMethod, number>>;
@@ -39,7 +43,13 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   "views.open": TIER_4,
   "chat.delete": TIER_4,
   "auth.test": TIER_4,
+  // "Special" limits in Slack's reference; taken as Tier 4.
   "assistant.threads.setStatus": TIER_4,
+  "assistant.threads.setSuggestedPrompts": TIER_4,
+  "assistant.threads.setTitle": TIER_4,
+  // Not published as of this writing (unconfirmed): taken as Tier 3.
+  "agents.sessions.setStatus": TIER_3,
+  "agents.sessions.rename": TIER_3,
   "chat.postMessage": 300,
 };
 

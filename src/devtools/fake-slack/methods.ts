@@ -3,6 +3,8 @@
  * body (`{ok: true, …}` or `{ok: false, error}`), changing the workspace as Slack would.
  * Transport, recording, rate limits and fault injection live in server.ts.
  */
+
+import * as agent from "./agent-methods.js";
 import {
   type Block,
   contentError,
@@ -47,6 +49,8 @@ export interface ThreadStatus {
   channel_id: string;
   thread_ts: string;
   status: string;
+  /** As the call gave them; absent when it gave none. */
+  loading_messages?: string[];
 }
 
 /** Everything the methods read and change; owned by FakeSlack. */
@@ -61,6 +65,8 @@ export interface Workspace {
   readonly ephemerals: EphemeralMessage[];
   readonly views: OpenedView[];
   readonly statuses: ThreadStatus[];
+  /** The status lines, agent sessions, prompts and titles Slack shows (agent-methods.ts). */
+  readonly agent: agent.AgentState;
   /** A fresh Socket Mode URL, or undefined when the fake runs without Socket Mode. */
   socketUrl(): string | undefined;
 }
@@ -171,6 +177,7 @@ function postMessage(ws: Workspace, args: Args): SlackBody {
     ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
     ...marked,
   });
+  if (threadTs !== undefined) ws.agent.replied(channel, threadTs);
   return { ok: true, channel, ts: message.ts, message: wire(message, ws.teamId) };
 }
 
@@ -320,12 +327,18 @@ function viewsOpen(ws: Workspace, args: Args): SlackBody {
 }
 
 function setStatus(ws: Workspace, args: Args): SlackBody {
-  const channel = arg(args, "channel_id");
-  const threadTs = arg(args, "thread_ts");
-  if (channel === undefined) return fail("channel_not_found");
-  if (threadTs === undefined) return fail("invalid_arguments");
-  ws.statuses.push({ channel_id: channel, thread_ts: threadTs, status: arg(args, "status") ?? "" });
-  return { ok: true };
+  const body = agent.setStatus(ws.agent, args);
+  if (body.ok) {
+    const { channel_id, thread_ts, status, loading_messages } = args as Record<string, unknown>;
+    const call: ThreadStatus = {
+      channel_id: String(channel_id),
+      thread_ts: String(thread_ts),
+      status: String(status),
+    };
+    if (Array.isArray(loading_messages)) call.loading_messages = loading_messages.map(String);
+    ws.statuses.push(call);
+  }
+  return body;
 }
 
 function connectionsOpen(ws: Workspace): SlackBody {
@@ -356,6 +369,10 @@ const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody
   "views.open": viewsOpen,
   "apps.connections.open": connectionsOpen,
   "assistant.threads.setStatus": setStatus,
+  "assistant.threads.setSuggestedPrompts": (ws, args) => agent.setSuggestedPrompts(ws.agent, args),
+  "assistant.threads.setTitle": (ws, args) => agent.setTitle(ws.agent, args),
+  "agents.sessions.setStatus": (ws, args) => agent.setSessionStatus(ws.agent, args),
+  "agents.sessions.rename": (ws, args) => agent.renameSession(ws.agent, args),
 };
 
 export function isFakeSlackMethod(method: string): method is FakeSlackMethod {

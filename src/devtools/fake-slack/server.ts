@@ -7,6 +7,16 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { agentSessionStopped } from "../agent-events.js";
+import {
+  AgentState,
+  type AssistantView,
+  type PromptsState,
+  type SessionState,
+  STATUS_TTL_MS,
+  type StatusLineState,
+  threadKey,
+} from "./agent-methods.js";
 import { type MessageContent, visibleText } from "./blocks.js";
 import { type FailOptions, FaultQueue } from "./faults.js";
 import { type MethodLimits, RateLimits } from "./limits.js";
@@ -27,11 +37,15 @@ import { Waiters } from "./waiters.js";
 import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
 
 export type {
+  AssistantView,
   EphemeralMessage,
   FailOptions,
   OpenedView,
+  PromptsState,
   SeedMessage,
   SeedUser,
+  SessionState,
+  StatusLineState,
   StoredMessage,
   ThreadStatus,
 };
@@ -55,6 +69,8 @@ export interface FakeSlackOptions {
   enforceLimits?: boolean;
   /** Also start a Socket Mode server that `apps.connections.open` hands out. Default false. */
   socketMode?: boolean;
+  /** The assistant experience the app declares (agent-methods.ts). Default "agent". */
+  assistantView?: AssistantView;
 }
 
 export interface RecordedCall {
@@ -90,6 +106,7 @@ export class FakeSlack {
   private readonly responseIds = new Set<string>();
   private readonly waiters = new Waiters();
   private readonly workspace: Workspace;
+  private readonly agent: AgentState;
   private readonly now: () => number;
   private readonly enforceLimits: boolean;
   private closed = false;
@@ -102,6 +119,7 @@ export class FakeSlack {
     this.now = options.now ?? Date.now;
     this.enforceLimits = options.enforceLimits ?? true;
     this.store = new MessageStore(this.now);
+    this.agent = new AgentState(this.now, options.assistantView ?? "agent");
     this.limits = new RateLimits({
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.postBurst === undefined ? {} : { postBurst: options.postBurst }),
@@ -116,6 +134,7 @@ export class FakeSlack {
       ephemerals: this.ephemerals,
       views: this.views,
       statuses: this.statuses,
+      agent: this.agent,
       socketUrl: () => this.socketServer?.url(),
     };
     this.seedBotUser();
@@ -213,6 +232,47 @@ export class FakeSlack {
     return this.replies(channel, threadTs).map(visibleText);
   }
 
+  /**
+   * The thread's status line as Slack shows it now: undefined once cleared (a status "", a
+   * reply of the app in the thread) or two minutes after it was set.
+   */
+  statusLine(channel: string, threadTs: string): StatusLineState | undefined {
+    const line = this.agent.statusLines.get(threadKey(channel, threadTs));
+    return line && this.now() - line.at < STATUS_TTL_MS ? line : undefined;
+  }
+
+  /** The thread's agent session, if one was made. */
+  session(channel: string, threadTs: string): SessionState | undefined {
+    return this.agent.sessions.get(threadKey(channel, threadTs));
+  }
+
+  /**
+   * The suggested prompts set for a channel (agent view) or a thread of it (assistant view).
+   */
+  suggestedPrompts(channel: string, threadTs?: string): PromptsState | undefined {
+    return this.agent.prompts.get(threadKey(channel, threadTs));
+  }
+
+  /** The title `assistant.threads.setTitle` gave the thread. */
+  threadTitle(channel: string, threadTs: string): string | undefined {
+    return this.agent.titles.get(threadKey(channel, threadTs));
+  }
+
+  /**
+   * Slack's stop control on the thread's agent session, pressed by `user`: the
+   * `agent_session_stopped` event Slack would send. Slack shows the control only while the
+   * session is `processing`, so pressing it otherwise throws.
+   */
+  pressSessionStop(channel: string, threadTs: string, user: string): Record<string, unknown> {
+    const status = this.session(channel, threadTs)?.status;
+    if (status !== "processing") {
+      throw new Error(
+        `no stop control in ${channel} ${threadTs}: the session is ${status ?? "absent"}`,
+      );
+    }
+    return agentSessionStopped({ channel, thread_ts: threadTs, user });
+  }
+
   seedUser(user: SeedUser): void {
     this.users.set(user.id, { ...user });
   }
@@ -254,6 +314,7 @@ export class FakeSlack {
       list.length = 0;
     }
     this.store.clear();
+    this.agent.clear();
     this.users.clear();
     this.seedBotUser();
     this.limits.reset();

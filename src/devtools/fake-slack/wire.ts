@@ -7,7 +7,16 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Args, TokenKind } from "./methods.js";
 
 /** Fields Slack's clients send as JSON strings in form bodies. */
-const JSON_FIELDS = ["blocks", "attachments", "view", "metadata", "chunks", "user_auth_blocks"];
+const JSON_FIELDS = [
+  "blocks",
+  "attachments",
+  "view",
+  "metadata",
+  "chunks",
+  "user_auth_blocks",
+  "loading_messages",
+  "prompts",
+];
 
 function decodeForm(raw: string): Args {
   const args: Args = {};

@@ -1,0 +1,94 @@
+import type { Logger } from "../logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { AgentSessions } from "../slack/agent-session.js";
+import type { CallScheduler } from "../slack/scheduler.js";
+import { StatusLine } from "../slack/status-line.js";
+import { ThreadSignals } from "../slack/thread-signals.js";
+import type {
+  SessionStatusArgs,
+  SlackWebApi,
+  SuggestedPromptsArgs,
+  ThreadStatusArgs,
+} from "../slack/web-api.js";
+
+/**
+ * Slack refreshes nothing: a status line not set again within about two minutes disappears,
+ * so one still wanted is sent again after this long, ms.
+ */
+const STATUS_REFRESH_MS = 100_000;
+
+/*
+ * Budgets per workspace, each a margin under Slack's limit for the method so that a burst
+ * and a minute's rate together stay below it (the pacer's reasoning). setStatus has "special"
+ * limits (the fake and this budget assume Tier 4, 100/min); agents.sessions.* are assumed
+ * Tier 3 (50/min; unconfirmed); setSuggestedPrompts is Tier 4.
+ */
+const BUDGETS = {
+  status: { perMinute: 80, burst: 10 },
+  session: { perMinute: 40, burst: 5 },
+  rename: { perMinute: 20, burst: 3 },
+  prompts: { perMinute: 30, burst: 5 },
+};
+
+/**
+ * Slack's agent surface over the call scheduler: the thread status line, the agent session
+ * (its state and title) and the Messages tab's suggested prompts, each a ThreadSignals policy
+ * with a budget of its own, so none of them costs an edit.
+ */
+export function wireAgentSurface(
+  slack: SlackWebApi,
+  scheduler: CallScheduler,
+  metrics: Metrics,
+  logger: Logger,
+) {
+  const signals = <P>(
+    method: string,
+    budget: { perMinute: number; burst: number },
+    send: (payload: P) => Promise<unknown>,
+    more: { refreshMs?: (payload: P) => number | undefined; retentionMs?: number } = {},
+  ) =>
+    new ThreadSignals<P>({
+      scheduler,
+      method,
+      send,
+      ...budget,
+      ...more,
+      onRateLimited: () => metrics.slackRateLimited.inc({ method }),
+      onFailed: (error, _payload, workspaceWide) =>
+        logger.warn(
+          { method, err: error instanceof Error ? error.message : String(error) },
+          workspaceWide
+            ? "Slack refused the call for this workspace; the bot stops making it there"
+            : "Slack did not take the call",
+        ),
+    });
+
+  const statuses = signals<ThreadStatusArgs>(
+    "assistant.threads.setStatus",
+    BUDGETS.status,
+    (args) => slack.setThreadStatus(args),
+    { refreshMs: (args) => (args.status === "" ? undefined : STATUS_REFRESH_MS) },
+  );
+  const sessionStates = signals<SessionStatusArgs>(
+    "agents.sessions.setStatus",
+    BUDGETS.session,
+    (args) => slack.setSessionStatus(args),
+  );
+  const sessionTitles = signals<{ channel_id: string; thread_ts: string; title: string }>(
+    "agents.sessions.rename",
+    BUDGETS.rename,
+    (args) => slack.renameSession(args),
+  );
+  // Kept a minute: reopening the tab at once costs nothing, a new conversation later is offered them again.
+  const prompts = signals<SuggestedPromptsArgs>(
+    "assistant.threads.setSuggestedPrompts",
+    BUDGETS.prompts,
+    (args) => slack.setSuggestedPrompts(args),
+    { retentionMs: 60_000 },
+  );
+  return {
+    statusLine: new StatusLine(statuses),
+    sessions: new AgentSessions(sessionStates, sessionTitles),
+    prompts,
+  };
+}
