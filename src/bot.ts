@@ -6,18 +6,13 @@ import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { opsRoutes } from "./observability/routes.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import type { ServiceClient } from "./service/client.js";
-import { registerAgentHome } from "./slack/agent-home.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
-import { registerControls } from "./slack/controls.js";
-import { registerFeedback } from "./slack/feedback.js";
-import { registerMessageListeners } from "./slack/listeners.js";
-import { registerNativeStop } from "./slack/native-stop.js";
-import { registerShortcut } from "./slack/shortcut.js";
 import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
 import { type Clock, systemClock } from "./time.js";
 import { wireCore } from "./wiring/core.js";
+import { registerListeners } from "./wiring/listeners.js";
 import { wireService } from "./wiring/service.js";
 import { errorText, wireSlack } from "./wiring/slack.js";
 
@@ -83,38 +78,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     history: slack.history,
   });
 
-  const { users, installation, admission, notes } = slack;
-  const onInbound = (result: string) => metrics.inbound.inc({ result });
-  const trust = { installation, admission, notes };
-  registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound });
-  registerControls(app, {
-    bridge,
-    settings: stores.settings,
-    logger,
-    slack: slack.slack,
-    ...trust,
-  });
-  registerShortcut(app, {
-    bridge,
-    logger,
-    slack: slack.slack,
-    ...trust,
-    postQuestion: slack.postQuestion,
-  });
-  registerFeedback(app, {
-    turns: stores.turns,
-    feedback: stores.feedback,
-    logger,
-    ...trust,
-    onRecorded: (value) => metrics.feedback.inc({ value }),
-  });
-  registerNativeStop(app, { bridge, sessions: slack.agent.sessions, ...trust, logger });
-  registerAgentHome(app, {
-    offer: config.agent.suggestedPrompts,
-    prompts: slack.agent.prompts,
-    installation,
-    logger,
-  });
+  registerListeners(app, { config, stores, bridge, slack, metrics, logger });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,
