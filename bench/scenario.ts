@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeSlack } from "../src/devtools/fake-slack/server.js";
+import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import { appMention, nextTs, postToBot } from "../src/devtools/slack-requests.js";
 import { startSimulator } from "../src/simulator/server.js";
 import type { BenchOptions } from "./args.js";
@@ -83,7 +83,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const acks: Promise<number>[] = [];
     for (const planned of workload.conversations) {
       await sleep(started + planned.index * intervalMs - Date.now());
-      const ts = nextTs();
+      const ts = freshTs(slack, planned.channel);
       const text = `<@UBOT> ${planned.question}`;
       slack.seedMessage({ channel: planned.channel, ts, user: planned.user, text });
       observer.watch({ ...planned, threadTs: ts });
@@ -131,6 +131,17 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A ts for a person's new message. The fake hands out the bot's ts from the same clock, so
+ * in a busy channel the bot may already have a message at the ts nextTs() gives.
+ */
+function freshTs(slack: FakeSlack, channel: string): string {
+  const taken = new Set(slack.messages(channel).map((m) => m.ts));
+  let ts = nextTs();
+  while (taken.has(ts)) ts = nextTs();
+  return ts;
 }
 
 function turnsCounted(metrics: string): number {
