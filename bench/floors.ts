@@ -28,11 +28,18 @@ export interface FloorWorkload {
 }
 
 export interface Floors {
-  /** Per conversation: from its first text to the first message that could show it, ms. */
+  /**
+   * Per conversation: from its question to the first message that could show its text, ms.
+   * (From the service's first text there is no floor: a bot may hold the service back until
+   * it has a message to show the text in.)
+   */
   firstTextMs: number[];
   firstTextP50Ms: number;
   firstTextP95Ms: number;
-  /** The least "visible text behind written text" some answer must suffer, ms. */
+  /**
+   * The least "visible text behind written text" some answer must suffer, ms, if the service
+   * writes every answer from its question on (as the workload has it).
+   */
   lagMaxMs: number;
   /** From the first question until every answer can be shown whole, ms. */
   allShownMs: number;
@@ -109,7 +116,7 @@ export function floorsFor(
   const pieceMs = 1_000 / w.piecesPerSecond;
   const writingMs = (Math.ceil(w.answerChars / w.pieceChars) - 1) * pieceMs;
   const asked = Array.from({ length: w.n }, (_, i) => ({
-    // The first piece is written as the question arrives: the bot's own delays count against it.
+    // The service writes from the moment the question arrives: nothing of the bot's counts.
     readyAt: (i * 1_000) / w.arrivalsPerSecond,
     channel: `C${i % w.channels}`,
   }));

@@ -42,6 +42,11 @@ export interface RunTimeline {
 export interface Measured extends Progress {
   /** Characters the service wrote. */
   answerChars: number;
+  /**
+   * From the person's question reaching Slack to the first state showing answer text, ms:
+   * what Slack's floor bounds, however long the bot held the service back.
+   */
+  askedFirstTextMs: number | undefined;
 }
 
 /** A thread that changed nothing for this long after its run ended is taken as settled, ms. */
@@ -142,9 +147,17 @@ export class Observer {
       return { at: piece.at, count };
     });
     const shown = this.shownSteps(run, this.changesOf(conversation));
+    const progress = follow(written, shown, first.at, until, sampleMs);
+    const asked = this.slack.timeline.find(
+      (change) => change.channel === conversation.channel && change.ts === conversation.threadTs,
+    );
     return {
-      ...follow(written, shown, first.at, until, sampleMs),
+      ...progress,
       answerChars: textOf(run).length,
+      askedFirstTextMs:
+        progress.firstTextAt === undefined || asked === undefined
+          ? undefined
+          : progress.firstTextAt - asked.at,
     };
   }
 

@@ -22,6 +22,9 @@ export interface RepFigures {
   ackP99: number;
   firstTextP50: number;
   firstTextP95: number;
+  /** The same two from the person's question reaching Slack (what the floor bounds). */
+  askedFirstTextP50: number;
+  askedFirstTextP95: number;
   /** The same two by the outside view, and the largest difference for one answer. */
   outsideFirstTextP50: number;
   outsideFirstTextP95: number;
@@ -61,6 +64,8 @@ export function repFigures(r: ScenarioResult): RepFigures {
     // An answer that never showed text counts as the slowest there could be.
     firstTextP50: percentile(withMissing(r.firstTextMs, r.n), 50),
     firstTextP95: percentile(withMissing(r.firstTextMs, r.n), 95),
+    askedFirstTextP50: percentile(withMissing(r.askedFirstTextMs, r.n), 50),
+    askedFirstTextP95: percentile(withMissing(r.askedFirstTextMs, r.n), 95),
     outsideFirstTextP50: percentile(withMissing(r.outsideFirstTextMs, r.n), 50),
     outsideFirstTextP95: percentile(withMissing(r.outsideFirstTextMs, r.n), 95),
     outsideDisagreementMs: r.outsideDisagreementMs,
@@ -92,7 +97,7 @@ function withMissing(values: readonly number[], n: number): number[] {
 
 /**
  * One row per scenario: the median of each figure over the repetitions, except those a
- * target is about, which take the worst repetition: first text p95, lag max, ack p99, 429s,
+ * target is about, which take the worst repetition: first text p95s, lag max, ack p99, 429s,
  * fidelity (min), the outside view's disagreement, peak RSS and unsettled answers (max).
  */
 export function aggregate(reps: readonly RepFigures[]): Row {
@@ -110,6 +115,8 @@ export function aggregate(reps: readonly RepFigures[]): Row {
     ackP99: worst((f) => f.ackP99),
     firstTextP50: med((f) => f.firstTextP50),
     firstTextP95: worst((f) => f.firstTextP95),
+    askedFirstTextP50: med((f) => f.askedFirstTextP50),
+    askedFirstTextP95: worst((f) => f.askedFirstTextP95),
     outsideFirstTextP50: med((f) => f.outsideFirstTextP50),
     outsideFirstTextP95: worst((f) => f.outsideFirstTextP95),
     outsideDisagreementMs: worst((f) => f.outsideDisagreementMs),
@@ -142,9 +149,9 @@ export function methodNotes(o: BenchOptions): string[] {
     `Answers: ${o.minChars === o.maxChars ? `about ${o.maxChars}` : `${o.minChars}-${o.maxChars}`} characters of Markdown, written at ${charsPerSecond} characters/s in ${o.pieceChars}-character pieces; questions arrive at ${o.arrivalsPerSecond}/s from ${o.users} people in one workspace, over 1 channel or spread round robin over several (the "channels" column).`,
     `Service run-start limit raised to ${o.runStartsPerMinute}/min in the simulator AND the bot (ASSISTANT_RUN_STARTS_PER_MINUTE); the real service allows 20/min per token. Other requests keep the real 600/min.`,
     "Fake Slack enforces every method's tier (src/devtools/fake-slack/limits.ts): chat.update 50/min per workspace, chat.postMessage ~1/s per channel after a burst of 3, and so on. The bot runs with its defaults.",
-    "First text: from the simulator's stamp of an answer's first piece leaving to the fake Slack's stamp of the first change (post, edit, stream append) that made the thread show any of the answer's letters or digits; a status line, a placeholder or a bare '##' is no text. 'outside' is the same figure measured by a separate observer (bench/outside-view.ts) that shares no code with the bench's.",
+    "First text: from the simulator's stamp of an answer's first piece leaving to the fake Slack's stamp of the first change (post, edit, stream append) that made the thread show any of the answer's letters or digits; a status line, a placeholder or a bare '##' is no text. 'from question' counts from the person's message reaching the fake Slack instead. 'outside' is the first figure measured by a separate observer (bench/outside-view.ts) that shares no code with the bench's.",
     `Lag: at each moment, the age of the oldest written character the thread does not show yet; max exact from the stamps, p95 over samples every ${o.sampleMs} ms, from each answer's first piece until it is readable whole. All shown: from the first question until every answer is readable whole.`,
-    "Floor: the least each figure can be under the fake's limits for this workload, for any bot (bench/floors.ts: messages made as early as the limits allow, text shown the moment it is written); ×floor is ours divided by it, left out where the floor is too small for a ratio to mean anything.",
+    "Floor: the least each figure can be under the fake's limits for this workload, for any bot that lets the service write each answer from its question on (bench/floors.ts: messages made as early as the limits allow, text shown the moment it is written). First text has its floor from the question: a bot may hold the service back until it has a message to show the text in, and then its first text from the service's looks quick while the person waits. ×floor is ours divided by the floor, left out where the floor is too small for a ratio to mean anything.",
     `The bot runs in its own process (${o.runtime === "compiled" ? "the tsc build under plain node, as npm start runs it" : "node --import tsx src/main.ts"}; LOG_LEVEL=info), fresh for each repetition with a fresh fake Slack and simulator; RSS and CPU come from its /metrics (CPU counted from ready to the last answer).`,
     "Rows: median over repetitions, except what a target is about (first text p95, lag max, ack p99, 429s, exact), peak RSS and unsettled answers: the worst repetition.",
   ];

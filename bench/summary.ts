@@ -38,6 +38,8 @@ export interface ScenarioResult {
   ackMs: number[];
   /** Per answer: the first Slack state showing its text minus the service's first piece, ms. */
   firstTextMs: number[];
+  /** Per answer: the same from the person's question reaching Slack, ms. */
+  askedFirstTextMs: number[];
   /** The same, measured by the separate outside view (outside-view.ts), ms. */
   outsideFirstTextMs: number[];
   /** The largest difference between the two for one answer, ms (NaN when none to compare). */
@@ -80,6 +82,7 @@ export function summarize(
 ): ScenarioResult {
   const { observer, outside, slack, sim } = w;
   const firstTextMs: number[] = [];
+  const askedFirstTextMs: number[] = [];
   const byQuestion = new Map<string, number>();
   const lagMaxMs: number[] = [];
   const lagMs: number[] = [];
@@ -97,6 +100,7 @@ export function summarize(
       firstTextMs.push(measured.firstTextMs);
       byQuestion.set(conversation.question, measured.firstTextMs);
     }
+    if (measured.askedFirstTextMs !== undefined) askedFirstTextMs.push(measured.askedFirstTextMs);
     lagMaxMs.push(measured.lagMaxMs);
     lagMs.push(...measured.lagSamplesMs);
     lastComplete = Math.max(lastComplete, measured.completeAt ?? t.until);
@@ -122,6 +126,7 @@ export function summarize(
     wallMs: (t.open > 0 ? t.until : lastComplete) - t.started,
     ackMs: t.ackMs,
     firstTextMs,
+    askedFirstTextMs,
     outsideFirstTextMs,
     outsideDisagreementMs: disagreement(byQuestion, outsideView),
     lagMaxMs,

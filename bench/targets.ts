@@ -2,7 +2,9 @@ import type { Row } from "./report.js";
 
 /**
  * The targets the bench is held to (the issue's "Performance" section), judged on the rows
- * of one run. A target whose scenario was not run is left out, not passed.
+ * of one run. A target whose scenario was not run is left out, not passed. First text is
+ * counted from the service's first text, except against Slack's floor: the floor bounds it
+ * from the question, which a bot that holds the service back cannot get under.
  */
 
 export interface Verdict {
@@ -52,8 +54,8 @@ export function judge(rows: readonly Row[]): Verdict[] {
     const limit = 1.5 * crowded.floor.firstTextP95;
     verdicts.push({
       target: "N=50, 1 channel: first visible text p95 within 1.5× Slack's floor",
-      measured: `${ms(crowded.firstTextP95)}, floor ${ms(crowded.floor.firstTextP95)}`,
-      pass: crowded.firstTextP95 <= limit,
+      measured: `${ms(crowded.askedFirstTextP95)} from the question, floor ${ms(crowded.floor.firstTextP95)}`,
+      pass: crowded.askedFirstTextP95 <= limit,
     });
   }
   if (rows.length === 0) return verdicts;

@@ -54,6 +54,8 @@ export interface Step {
 }
 
 export interface Progress {
+  /** When the thread first showed answer text, ms (epoch). */
+  firstTextAt: number | undefined;
   /** From the service's first piece to the first state showing answer text, ms. */
   firstTextMs: number | undefined;
   /** When the whole answer was first readable in Slack, ms (epoch). */
@@ -115,6 +117,7 @@ export function follow(
   }
 
   return {
+    firstTextAt: firstShown?.at,
     firstTextMs: firstShown === undefined ? undefined : firstShown.at - firstPieceAt,
     completeAt: complete?.at,
     lagMaxMs,

@@ -39,11 +39,14 @@ describe("the bench and an outside view of the same run", () => {
         "question 1: what should I do?",
       ]);
       for (const conversation of observer.watchedConversations()) {
-        const ours = observer.measure(conversation, Date.now())?.firstTextMs;
+        const measured = observer.measure(conversation, Date.now());
+        const ours = measured?.firstTextMs;
         const theirs = seen.find((s) => s.question === conversation.question)?.ms;
         expect(ours).toBeDefined();
         expect(theirs).toBeDefined();
         expect(Math.abs((ours as number) - (theirs as number))).toBeLessThanOrEqual(1);
+        // The person asked before the service wrote: from the question it is never less.
+        expect(measured?.askedFirstTextMs).toBeGreaterThanOrEqual(ours as number);
       }
     } finally {
       observer.close();

@@ -11,6 +11,8 @@ export function rep(overrides: Partial<RepFigures>): RepFigures {
     ackP99: 10,
     firstTextP50: 300,
     firstTextP95: 900,
+    askedFirstTextP50: 400,
+    askedFirstTextP95: 1_000,
     outsideFirstTextP50: 300,
     outsideFirstTextP95: 900,
     outsideDisagreementMs: 0,

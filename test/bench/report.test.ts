@@ -25,14 +25,14 @@ describe("bench report", () => {
       aggregate([
         rep({ n: 1, channels: 1, firstTextP95: 25, floor: { ...rep({}).floor, firstTextP95: 0 } }),
       ]),
-      aggregate([rep({ n: 50, channels: 1, firstTextP95: 60_000, wallSeconds: 70 })]),
+      aggregate([rep({ n: 50, channels: 1, askedFirstTextP95: 60_000, wallSeconds: 70 })]),
     ]);
     const lines = text.split("\n");
     expect(lines[1]).toMatch(
-      /^\s*N\s+channels\s+reps\s+1st text p50\/p95 ms\s+floor p50\/p95\s+p95 ×floor/,
+      /^\s*N\s+channels\s+reps\s+1st text p50\/p95 ms\s+from question\s+floor p50\/p95\s+p95 ×floor/,
     );
-    expect(lines[3]).toMatch(/^ 1\s+1\s+1\s+300 \/ 25\s+0 \/ 0\s+–/);
-    expect(lines[4]).toMatch(/^50\s+1\s+1\s+300 \/ 60000\s+0 \/ 5000\s+×12\.0/);
+    expect(lines[3]).toMatch(/^ 1\s+1\s+1\s+300 \/ 25\s+400 \/ 1000\s+0 \/ 0\s+–/);
+    expect(lines[4]).toMatch(/^50\s+1\s+1\s+300 \/ 900\s+400 \/ 60000\s+0 \/ 5000\s+×12\.0/);
     expect(lines[4]).toMatch(/70\.0\s+10\.0\s+×7\.0$/);
     expect(text).toContain("What it costs:");
     expect(lines.at(-1)).toMatch(/^50\s+1\s+1\s+2\.0 \/ 10\.0\s+4\.0\s+0 \/ 0\s+100%/);
