@@ -1,32 +1,40 @@
 /** The benchmark's command line: `npm run bench -- --n 1,10 --reps 1`. */
 
 export interface BenchOptions {
-  /** Concurrent conversations per scenario. Default 1, 10, 50, 200. */
+  /** Concurrent conversations per scenario. Default 1, 10, 50. */
   n: number[];
+  /**
+   * Channels the conversations of each N are spread over (round robin), one scenario per
+   * entry; an entry above N counts as N. Default 1 and 10.
+   */
+  channels: number[];
   /**
    * Repetitions per entry of `n`: one number for all, or one per entry. Default 3 each, and 1
    * from N = 200 up (one such run takes minutes: Slack allows ~50 edits a minute in all).
    */
   reps: number[] | undefined;
-  /** Answer lengths are drawn evenly from this range, characters. Default 300–3000. */
+  /**
+   * Answer lengths are drawn evenly from this range, characters. Default 1500–1500 (the
+   * generator ends on a whole block, so answers come out a few characters shorter).
+   */
   minChars: number;
   maxChars: number;
-  /** The simulator's writing speed, tokens (≈ 4-character chunks) per second. Default 50. */
-  tokensPerSecond: number;
+  /** The service writes each answer in pieces of exactly this many characters. Default 4. */
+  pieceChars: number;
+  /** Pieces written per second. Default 50 (with 4-character pieces, 200 characters a second). */
+  piecesPerSecond: number;
   /**
    * Run starts per minute, given to the simulator AND the bot. Default 600 (the service's
    * real limit is 20, which alone would take 10 minutes to start 200 answers).
    */
   runStartsPerMinute: number;
-  /** Channels the conversations are spread over (round robin). Default 20. */
-  channels: number;
   /** People asking (round robin). Default 50. */
   users: number;
   /** Questions arrive at this rate, per second. Default 50. */
   arrivalsPerSecond: number;
-  /** Staleness sampling interval, ms. Default 250. */
+  /** The visible text's lag is sampled every this many ms (from the stamps). Default 100. */
   sampleMs: number;
-  /** Give up on a scenario after this long, ms. Default 900_000. */
+  /** Give up on a scenario after this long, ms. Default 600_000. */
   timeoutMs: number;
   /** Seed of the answer lengths. Default 1. */
   seed: number;
@@ -40,17 +48,18 @@ export interface BenchOptions {
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
-  n: [1, 10, 50, 200],
+  n: [1, 10, 50],
+  channels: [1, 10],
   reps: undefined,
-  minChars: 300,
-  maxChars: 3000,
-  tokensPerSecond: 50,
+  minChars: 1500,
+  maxChars: 1500,
+  pieceChars: 4,
+  piecesPerSecond: 50,
   runStartsPerMinute: 600,
-  channels: 20,
   users: 50,
   arrivalsPerSecond: 50,
-  sampleMs: 250,
-  timeoutMs: 900_000,
+  sampleMs: 100,
+  timeoutMs: 600_000,
   seed: 1,
   out: "bench/results/latest.json",
   runtime: "compiled",
@@ -63,17 +72,17 @@ export class ArgsError extends Error {
   }
 }
 
-export const USAGE = `usage: npm run bench -- [--n 1,10,50,200] [--reps 3|3,3,3,1] [--min-chars 300]
-  [--max-chars 3000] [--tokens-per-second 50] [--run-starts-per-minute 600] [--channels 20]
-  [--users 50] [--arrivals-per-second 50] [--sample-ms 250] [--timeout-ms 900000] [--seed 1]
-  [--out bench/results/latest.json] [--runtime compiled|tsx]`;
+export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [--reps 3|3,3,1]
+  [--min-chars 1500] [--max-chars 1500] [--piece-chars 4] [--pieces-per-second 50]
+  [--run-starts-per-minute 600] [--users 50] [--arrivals-per-second 50] [--sample-ms 100]
+  [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
   "--max-chars": "maxChars",
-  "--tokens-per-second": "tokensPerSecond",
+  "--piece-chars": "pieceChars",
+  "--pieces-per-second": "piecesPerSecond",
   "--run-starts-per-minute": "runStartsPerMinute",
-  "--channels": "channels",
   "--users": "users",
   "--arrivals-per-second": "arrivalsPerSecond",
   "--sample-ms": "sampleMs",
@@ -111,6 +120,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       return value;
     };
     if (flag === "--n") options.n = counts(flag, next());
+    else if (flag === "--channels") options.channels = counts(flag, next());
     else if (flag === "--reps") options.reps = counts(flag, next());
     else if (flag === "--out") options.out = next();
     else if (flag === "--runtime") {
@@ -131,7 +141,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
   if (options.minChars > options.maxChars) {
     throw new ArgsError("--min-chars must not exceed --max-chars");
   }
-  for (const key of ["channels", "users", "minChars", "maxChars", "seed"] as const) {
+  for (const key of ["users", "minChars", "maxChars", "pieceChars", "seed"] as const) {
     if (!Number.isInteger(options[key])) throw new ArgsError(`${key} must be a whole number`);
   }
   return options;
@@ -142,4 +152,24 @@ export function repsFor(options: BenchOptions, index: number): number {
   const { reps, n } = options;
   if (reps === undefined) return (n[index] ?? 0) >= 200 ? 1 : 3;
   return (reps.length === 1 ? reps[0] : reps[index]) as number;
+}
+
+/** One scenario of a run: N conversations over so many channels, repeated `reps` times. */
+export interface Scenario {
+  n: number;
+  channels: number;
+  reps: number;
+}
+
+/** Every N with every channel count (at most N), in order, each once. */
+export function scenarios(options: BenchOptions): Scenario[] {
+  const out: Scenario[] = [];
+  for (const [index, n] of options.n.entries()) {
+    for (const c of options.channels) {
+      const channels = Math.min(c, n);
+      if (out.some((s) => s.n === n && s.channels === channels)) continue;
+      out.push({ n, channels, reps: repsFor(options, index) });
+    }
+  }
+  return out;
 }

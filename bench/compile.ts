@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -7,11 +8,14 @@ import { fileURLToPath } from "node:url";
 /**
  * Builds the bot as `npm start` runs it (tsc, tsconfig.build.json) into a directory of the
  * bench's own, so the figures are those of the production build and `dist/` is left alone.
- * Under node_modules/.cache so that the build finds the project's packages.
+ * Under node_modules/.cache so that the build finds the project's packages, in a directory
+ * named after the checkout: worktrees that share one node_modules must not build over each
+ * other's bot while it runs.
  */
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const OUT = join(ROOT, "node_modules", ".cache", "bench-bot");
+const CHECKOUT = createHash("sha256").update(ROOT).digest("hex").slice(0, 8);
+const OUT = join(ROOT, "node_modules", ".cache", `bench-bot-${CHECKOUT}`);
 
 /** Compiles src/ and resolves with the path of the compiled main.js. */
 export async function compileBot(): Promise<string> {

@@ -1,10 +1,20 @@
-import type { FakeSlack, RecordedCall } from "../src/devtools/fake-slack/server.js";
-import type { RunningSimulator, SimulatorRun } from "../src/simulator/server.js";
-import type { Writing } from "./stats.js";
+import type { FakeSlack, MessageChange } from "../src/devtools/fake-slack/server.js";
+import type { RunningSimulator, RunTextPiece, SimulatorRun } from "../src/simulator/server.js";
+import {
+  answerPart,
+  type Content,
+  follow,
+  type Progress,
+  readable,
+  type Step,
+  shownChars,
+} from "./visibility.js";
 
 /**
- * Watches one scenario from outside the bot: the simulator's runs (when each began writing,
- * when it ended, what it wrote) and the text each Slack thread shows over time.
+ * Watches one scenario from outside the bot, the way a person would see it: the service's
+ * side from the simulator's stamps (each piece of text as it left, when each run ended) and
+ * Slack's side from the fake Slack's timeline (each post, edit or stream append, when it
+ * happened). Whatever reply strategy the bot uses, only what Slack showed counts.
  */
 
 /** A conversation as the observer follows it. */
@@ -22,42 +32,36 @@ export interface RunTimeline {
   threadId: string;
   /** The conversation whose question started the run, when recognised. */
   conversation?: number;
-  /** When the run began writing (status in_progress), ms. */
-  inProgressAt?: number;
+  /** The pieces of text as they were written, stamped. */
+  pieces: RunTextPiece[];
   endedAt?: number;
   status?: string;
   output?: string;
 }
 
-export interface Sample {
-  at: number;
-  /** Characters of answer Markdown visible in the thread's replies. */
-  visible: number;
+export interface Measured extends Progress {
+  /** Characters the service wrote. */
+  answerChars: number;
+  /**
+   * From the person's question reaching Slack to the first state showing answer text, ms:
+   * what Slack's floor bounds, however long the bot held the service back.
+   */
+  askedFirstTextMs: number | undefined;
 }
 
-/** Characters of answer Markdown that a Slack message shows (its `markdown` blocks). */
-export function markdownChars(blocks: unknown): number {
-  if (!Array.isArray(blocks)) return 0;
-  let chars = 0;
-  for (const block of blocks) {
-    const b = block as { type?: unknown; text?: unknown };
-    if (b.type === "markdown" && typeof b.text === "string") chars += b.text.length;
-  }
-  return chars;
-}
+/** A thread that changed nothing for this long after its run ended is taken as settled, ms. */
+const QUIET_MS = 30_000;
 
-function hasStopButton(blocks: unknown): boolean {
-  return JSON.stringify(blocks ?? []).includes('"stop_run"');
+function hasStopButton(content: Content): boolean {
+  return JSON.stringify(content.blocks ?? []).includes('"stop_run"');
 }
 
 export class Observer {
   readonly runs = new Map<string, RunTimeline>();
   /** The latest run of each conversation. */
   private readonly byConversation = new Map<number, RunTimeline>();
-  readonly samples = new Map<number, Sample[]>();
-  /** When each conversation first showed its whole final reply (no Stop button left), ms. */
-  readonly settledAt = new Map<number, number>();
   private readonly watched: Watched[] = [];
+  private readonly settled = new Set<number>();
   private readonly offs: (() => void)[] = [];
 
   constructor(
@@ -67,7 +71,7 @@ export class Observer {
   ) {
     const events = sim.control.events;
     const onStarted = (run: SimulatorRun) => {
-      const timeline: RunTimeline = { runId: run.id, threadId: run.threadId };
+      const timeline: RunTimeline = { runId: run.id, threadId: run.threadId, pieces: [] };
       // The message a run starts on is already in the thread: its question names the conversation.
       const trigger = sim.control.messages(run.threadId).find((m) => m.id === run.triggerMessageId);
       const index = /question (\d+):/.exec(trigger?.content ?? "")?.[1];
@@ -77,10 +81,7 @@ export class Observer {
       }
       this.runs.set(run.id, timeline);
     };
-    const onStatus = (run: SimulatorRun) => {
-      const timeline = this.runs.get(run.id);
-      if (timeline && run.status === "in_progress") timeline.inProgressAt ??= this.now();
-    };
+    const onText = (piece: RunTextPiece) => this.runs.get(piece.runId)?.pieces.push(piece);
     const onEnded = (run: SimulatorRun) => {
       const timeline = this.runs.get(run.id);
       if (!timeline) return;
@@ -90,18 +91,17 @@ export class Observer {
       if (text !== undefined) timeline.output = text;
     };
     events.on("run-started", onStarted);
-    events.on("run-status", onStatus);
+    events.on("run-text", onText);
     events.on("run-ended", onEnded);
     this.offs.push(
       () => events.off("run-started", onStarted),
-      () => events.off("run-status", onStatus),
+      () => events.off("run-text", onText),
       () => events.off("run-ended", onEnded),
     );
   }
 
   watch(conversation: Watched): void {
     this.watched.push(conversation);
-    this.samples.set(conversation.index, []);
   }
 
   watchedConversations(): readonly Watched[] {
@@ -114,49 +114,81 @@ export class Observer {
   }
 
   /**
-   * Records what every unsettled conversation shows now; a conversation settles once its run
-   * has ended and no reply carries the Stop button. Returns how many are still unsettled.
+   * How many conversations are still going. One is done once its run has ended, no reply
+   * carries a Stop button and either the thread shows the whole answer or it changed nothing
+   * for QUIET_MS (an answer that will never show whole must not hold the bench forever).
    */
-  sample(): number {
-    const at = this.now();
+  open(): number {
     let open = 0;
     for (const conversation of this.watched) {
-      if (this.settledAt.has(conversation.index)) continue;
+      if (this.settled.has(conversation.index)) continue;
+      const run = this.runOf(conversation);
       const replies = this.slack.replies(conversation.channel, conversation.threadTs);
-      let visible = 0;
-      for (const reply of replies) visible += markdownChars(reply.blocks);
-      this.samples.get(conversation.index)?.push({ at, visible });
-      const runEnded = this.byConversation.get(conversation.index)?.endedAt !== undefined;
-      if (runEnded && replies.length > 0 && replies.every((r) => !hasStopButton(r.blocks))) {
-        this.settledAt.set(conversation.index, at);
+      const stoppable = replies.some((reply) => hasStopButton(reply));
+      const answer = run === undefined ? "" : readable(textOf(run));
+      const showing = replies.map((reply) => answerPart(reply)).join("\n");
+      const whole = answer !== "" && shownChars(answer, showing) === answer.length;
+      const quiet = (this.changesOf(conversation).at(-1)?.at ?? 0) + QUIET_MS <= this.now();
+      if (run?.endedAt !== undefined && replies.length > 0 && !stoppable && (whole || quiet)) {
+        this.settled.add(conversation.index);
       } else open++;
     }
     return open;
   }
 
-  /** How the service wrote this run's answer, once the run has ended. */
-  writing(run: RunTimeline, firstChunkDelayMs: number): Writing | undefined {
-    if (run.inProgressAt === undefined || run.endedAt === undefined) return undefined;
-    const start = run.inProgressAt + firstChunkDelayMs;
-    return { start, end: Math.max(start, run.endedAt), total: run.output?.length ?? 0 };
-  }
-
-  /** The first Slack call that put answer text into one of this conversation's replies. */
-  firstVisibleAt(conversation: Watched, calls: readonly RecordedCall[]): number | undefined {
-    const replyTs = new Set(
-      this.slack.replies(conversation.channel, conversation.threadTs).map((m) => m.ts),
+  /** What a person saw of this conversation's answer; undefined before its run wrote anything. */
+  measure(conversation: Watched, until: number, sampleMs?: number): Measured | undefined {
+    const run = this.runOf(conversation);
+    const first = run?.pieces[0];
+    if (!run || !first) return undefined;
+    let count = 0;
+    const written: Step[] = run.pieces.map((piece) => {
+      count += readable(piece.text).length;
+      return { at: piece.at, count };
+    });
+    const shown = this.shownSteps(run, this.changesOf(conversation));
+    const progress = follow(written, shown, first.at, until, sampleMs);
+    const asked = this.slack.timeline.find(
+      (change) => change.channel === conversation.channel && change.ts === conversation.threadTs,
     );
-    for (const call of calls) {
-      if (!call.ok || call.args.channel !== conversation.channel) continue;
-      const mine =
-        (call.method === "chat.postMessage" && call.args.thread_ts === conversation.threadTs) ||
-        (call.method === "chat.update" && replyTs.has(String(call.args.ts)));
-      if (mine && markdownChars(call.args.blocks) > 0) return call.at;
-    }
-    return undefined;
+    return {
+      ...progress,
+      answerChars: textOf(run).length,
+      askedFirstTextMs:
+        progress.firstTextAt === undefined || asked === undefined
+          ? undefined
+          : progress.firstTextAt - asked.at,
+    };
   }
 
   close(): void {
     for (const off of this.offs) off();
   }
+
+  /** The bot's changes to messages in this conversation's thread, in order. */
+  private changesOf(conversation: Watched): MessageChange[] {
+    return this.slack.timeline.filter(
+      (change) =>
+        change.channel === conversation.channel &&
+        change.thread_ts === conversation.threadTs &&
+        change.bot_id === this.slack.botId,
+    );
+  }
+
+  /** After each change: the readable characters of the answer the thread's replies show. */
+  private shownSteps(run: RunTimeline, changes: readonly MessageChange[]): Step[] {
+    const answer = readable(textOf(run));
+    const bodies = new Map<string, string>();
+    return changes.map((change) => {
+      if (change.kind === "delete") bodies.delete(change.ts);
+      else bodies.set(change.ts, answerPart(change.content));
+      // Replies read in ts order, which is the order of their first change.
+      return { at: change.at, count: shownChars(answer, [...bodies.values()].join("\n")) };
+    });
+  }
+}
+
+/** The run's answer: its final output, else what it has written so far. */
+function textOf(run: RunTimeline): string {
+  return run.output ?? run.pieces.map((piece) => piece.text).join("");
 }

@@ -1,20 +1,36 @@
 import { cpus, totalmem } from "node:os";
 import type { BenchOptions } from "./args.js";
-import type { ScenarioResult } from "./scenario.js";
 import { fidelity, max, median, percentile } from "./stats.js";
+import type { ScenarioResult } from "./summary.js";
+
+/** What Slack's limits allow at best, in the units of the figure beside it. */
+export interface FloorFigures {
+  firstTextP50: number;
+  firstTextP95: number;
+  lagMaxSeconds: number;
+  wallSeconds: number;
+}
 
 /** The figures of one repetition. Times in ms unless named otherwise. */
 export interface RepFigures {
   n: number;
+  channels: number;
   rep: number;
+  /** From the first question until every answer was readable whole in Slack. */
   wallSeconds: number;
   ackP50: number;
   ackP99: number;
-  firstVisibleP50: number;
-  firstVisibleP95: number;
-  stalenessP95Seconds: number;
-  stalenessMaxSeconds: number;
-  staleCharsP95: number;
+  firstTextP50: number;
+  firstTextP95: number;
+  /** The same two from the person's question reaching Slack (what the floor bounds). */
+  askedFirstTextP50: number;
+  askedFirstTextP95: number;
+  /** The same two by the outside view, and the largest difference for one answer. */
+  outsideFirstTextP50: number;
+  outsideFirstTextP95: number;
+  outsideDisagreementMs: number;
+  lagP95Seconds: number;
+  lagMaxSeconds: number;
   slackCallsPerAnswer: number;
   slack429: number;
   service429: number;
@@ -28,7 +44,10 @@ export interface RepFigures {
   cpuMsPerAnswer: number;
   unsettled: number;
   meanAnswerChars: number;
+  floor: FloorFigures;
 }
+
+export type Row = RepFigures & { reps: number };
 
 const MB = 1024 * 1024;
 
@@ -37,16 +56,22 @@ export function repFigures(r: ScenarioResult): RepFigures {
     values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
   return {
     n: r.n,
+    channels: r.channels,
     rep: r.rep,
     wallSeconds: r.wallMs / 1000,
     ackP50: percentile(r.ackMs, 50),
     ackP99: percentile(r.ackMs, 99),
-    firstVisibleP50: percentile(r.firstVisibleMs, 50),
-    firstVisibleP95: percentile(r.firstVisibleMs, 95),
-    stalenessP95Seconds: percentile(r.lagMs, 95) / 1000,
-    stalenessMaxSeconds: max(r.lagMs) / 1000,
-    staleCharsP95: percentile(r.lagChars, 95),
-    slackCallsPerAnswer: r.slackReplyCalls / r.n,
+    // An answer that never showed text counts as the slowest there could be.
+    firstTextP50: percentile(withMissing(r.firstTextMs, r.n), 50),
+    firstTextP95: percentile(withMissing(r.firstTextMs, r.n), 95),
+    askedFirstTextP50: percentile(withMissing(r.askedFirstTextMs, r.n), 50),
+    askedFirstTextP95: percentile(withMissing(r.askedFirstTextMs, r.n), 95),
+    outsideFirstTextP50: percentile(withMissing(r.outsideFirstTextMs, r.n), 50),
+    outsideFirstTextP95: percentile(withMissing(r.outsideFirstTextMs, r.n), 95),
+    outsideDisagreementMs: r.outsideDisagreementMs,
+    lagP95Seconds: percentile(r.lagMs, 95) / 1000,
+    lagMaxSeconds: max(r.lagMaxMs) / 1000,
+    slackCallsPerAnswer: r.slackWriteCalls / r.n,
     slack429: r.slack429,
     service429: r.service429,
     fidelity: fidelity(r.exact),
@@ -57,30 +82,46 @@ export function repFigures(r: ScenarioResult): RepFigures {
     cpuMsPerAnswer: r.cpuMs / r.n,
     unsettled: r.unsettled,
     meanAnswerChars: mean(r.answerChars),
+    floor: {
+      firstTextP50: r.floors.firstTextP50Ms,
+      firstTextP95: r.floors.firstTextP95Ms,
+      lagMaxSeconds: r.floors.lagMaxMs / 1000,
+      wallSeconds: r.floors.allShownMs / 1000,
+    },
   };
 }
 
+function withMissing(values: readonly number[], n: number): number[] {
+  return [...values, ...new Array(Math.max(0, n - values.length)).fill(Number.POSITIVE_INFINITY)];
+}
+
 /**
- * One row per N: the median of each figure over the repetitions, except the ones a target
- * is about, which take the worst repetition: 429s (max), fidelity (min), peak RSS (max).
+ * One row per scenario: the median of each figure over the repetitions, except those a
+ * target is about, which take the worst repetition: first text p95s, lag max, ack p99, 429s,
+ * fidelity (min), the outside view's disagreement, peak RSS and unsettled answers (max).
  */
-export function aggregate(reps: readonly RepFigures[]): RepFigures & { reps: number } {
+export function aggregate(reps: readonly RepFigures[]): Row {
   const first = reps[0];
   if (!first) throw new Error("no repetitions to aggregate");
   const med = (pick: (f: RepFigures) => number) => median(reps.map(pick));
   const worst = (pick: (f: RepFigures) => number) => max(reps.map(pick));
   return {
     n: first.n,
+    channels: first.channels,
     rep: 0,
     reps: reps.length,
     wallSeconds: med((f) => f.wallSeconds),
     ackP50: med((f) => f.ackP50),
-    ackP99: med((f) => f.ackP99),
-    firstVisibleP50: med((f) => f.firstVisibleP50),
-    firstVisibleP95: med((f) => f.firstVisibleP95),
-    stalenessP95Seconds: med((f) => f.stalenessP95Seconds),
-    stalenessMaxSeconds: med((f) => f.stalenessMaxSeconds),
-    staleCharsP95: med((f) => f.staleCharsP95),
+    ackP99: worst((f) => f.ackP99),
+    firstTextP50: med((f) => f.firstTextP50),
+    firstTextP95: worst((f) => f.firstTextP95),
+    askedFirstTextP50: med((f) => f.askedFirstTextP50),
+    askedFirstTextP95: worst((f) => f.askedFirstTextP95),
+    outsideFirstTextP50: med((f) => f.outsideFirstTextP50),
+    outsideFirstTextP95: worst((f) => f.outsideFirstTextP95),
+    outsideDisagreementMs: worst((f) => f.outsideDisagreementMs),
+    lagP95Seconds: med((f) => f.lagP95Seconds),
+    lagMaxSeconds: worst((f) => f.lagMaxSeconds),
     slackCallsPerAnswer: med((f) => f.slackCallsPerAnswer),
     slack429: worst((f) => f.slack429),
     service429: worst((f) => f.service429),
@@ -92,56 +133,27 @@ export function aggregate(reps: readonly RepFigures[]): RepFigures & { reps: num
     cpuMsPerAnswer: med((f) => f.cpuMsPerAnswer),
     unsettled: worst((f) => f.unsettled),
     meanAnswerChars: med((f) => f.meanAnswerChars),
+    floor: {
+      firstTextP50: med((f) => f.floor.firstTextP50),
+      firstTextP95: med((f) => f.floor.firstTextP95),
+      lagMaxSeconds: med((f) => f.floor.lagMaxSeconds),
+      wallSeconds: med((f) => f.floor.wallSeconds),
+    },
   };
-}
-
-const COLUMNS: [string, (row: RepFigures & { reps: number }) => string][] = [
-  ["N", (r) => String(r.n)],
-  ["reps", (r) => String(r.reps)],
-  ["ack p50/p99 ms", (r) => `${fixed(r.ackP50, 1)} / ${fixed(r.ackP99, 1)}`],
-  ["1st text p50/p95 ms", (r) => `${fixed(r.firstVisibleP50, 0)} / ${fixed(r.firstVisibleP95, 0)}`],
-  [
-    "stale p95/max s",
-    (r) => `${fixed(r.stalenessP95Seconds, 1)} / ${fixed(r.stalenessMaxSeconds, 1)}`,
-  ],
-  ["stale chars p95", (r) => fixed(r.staleCharsP95, 0)],
-  ["Slack calls/ans", (r) => fixed(r.slackCallsPerAnswer, 1)],
-  ["429 Slack/svc", (r) => `${r.slack429} / ${r.service429}`],
-  ["exact", (r) => `${fixed(r.fidelity * 100, 0)}%`],
-  ["peak RSS MB", (r) => fixed(r.peakRssMb, 0)],
-  ["CPU ms/ans", (r) => fixed(r.cpuMsPerAnswer, 1)],
-  ["wall s", (r) => fixed(r.wallSeconds, 0)],
-];
-
-function fixed(value: number, digits: number): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : "–";
-}
-
-/** A plain-text table, one row per N, columns padded to fit. */
-export function formatTable(rows: readonly (RepFigures & { reps: number })[]): string {
-  const cells = [COLUMNS.map(([title]) => title), ...rows.map((r) => COLUMNS.map(([, f]) => f(r)))];
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? "").length)));
-  const line = (values: string[]) =>
-    values
-      .map((v, i) => v.padStart(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  const [head, ...body] = cells;
-  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join(
-    "\n",
-  );
 }
 
 /** What the printed output and the JSON say about how the figures were made. */
 export function methodNotes(o: BenchOptions): string[] {
+  const charsPerSecond = o.pieceChars * o.piecesPerSecond;
   return [
+    `Answers: ${o.minChars === o.maxChars ? `about ${o.maxChars}` : `${o.minChars}-${o.maxChars}`} characters of Markdown, written at ${charsPerSecond} characters/s in ${o.pieceChars}-character pieces; questions arrive at ${o.arrivalsPerSecond}/s from ${o.users} people in one workspace, over 1 channel or spread round robin over several (the "channels" column).`,
     `Service run-start limit raised to ${o.runStartsPerMinute}/min in the simulator AND the bot (ASSISTANT_RUN_STARTS_PER_MINUTE); the real service allows 20/min per token. Other requests keep the real 600/min.`,
-    `Fake Slack enforces Slack's tiers (chat.update 50/min per workspace, chat.postMessage ~1/s per channel); the bot paces at its defaults (40 edits/min). Every answer needs at least one final edit from that shared budget, so N answers take at least N x 1.5 s to finish (N=200: 5 min) and staleness grows with N.`,
-    `Answers: ${o.minChars}-${o.maxChars} characters of Markdown, written at ${o.tokensPerSecond} tokens/s (~4-character chunks); questions arrive at ${o.arrivalsPerSecond}/s over ${o.channels} channels from ${o.users} people, one workspace.`,
-    "First text: the fake Slack's first chat.postMessage/chat.update carrying answer text for that reply, minus the simulator's first chunk.",
-    `Staleness: every ${o.sampleMs} ms, each live reply's visible Markdown vs the text the service had written; time lag = age of the visible text.`,
+    "Fake Slack enforces every method's tier (src/devtools/fake-slack/limits.ts): chat.update 50/min per workspace, chat.postMessage ~1/s per channel after a burst of 3, and so on. The bot runs with its defaults.",
+    "First text: from the simulator's stamp of an answer's first piece leaving to the fake Slack's stamp of the first change (post, edit, stream append) that made the thread show any of the answer's letters or digits; a status line, a placeholder or a bare '##' is no text. 'from question' counts from the person's message reaching the fake Slack instead. 'outside' is the first figure measured by a separate observer (bench/outside-view.ts) that shares no code with the bench's.",
+    `Lag: at each moment, the age of the oldest written character the thread does not show yet; max exact from the stamps, p95 over samples every ${o.sampleMs} ms, from each answer's first piece until it is readable whole. All shown: from the first question until every answer is readable whole.`,
+    "Floor: the least each figure can be under the fake's limits for this workload, for any bot that lets the service write each answer from its question on (bench/floors.ts: messages made as early as the limits allow, text shown the moment it is written). First text has its floor from the question: a bot may hold the service back until it has a message to show the text in, and then its first text from the service's looks quick while the person waits. ×floor is ours divided by the floor, left out where the floor is too small for a ratio to mean anything.",
     `The bot runs in its own process (${o.runtime === "compiled" ? "the tsc build under plain node, as npm start runs it" : "node --import tsx src/main.ts"}; LOG_LEVEL=info), fresh for each repetition with a fresh fake Slack and simulator; RSS and CPU come from its /metrics (CPU counted from ready to the last answer).`,
-    "Rows: median over repetitions; 429s, peak RSS and exact: the worst repetition.",
+    "Rows: median over repetitions, except what a target is about (first text p95, lag max, ack p99, 429s, exact), peak RSS and unsettled answers: the worst repetition.",
   ];
 }
 

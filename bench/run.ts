@@ -1,20 +1,24 @@
 /**
- * `npm run bench`: drives N concurrent conversations through the real bot (its own process)
- * against the fake Slack and the simulator, prints a table and writes the JSON results.
+ * `npm run bench`: drives N concurrent conversations, in one channel and spread over several,
+ * through the real bot (its own process) against the fake Slack and the simulator; prints
+ * the figures beside Slack's floor for each workload, the targets with pass or FAIL, and
+ * writes the JSON results.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { ArgsError, parseArgs, repsFor, USAGE } from "./args.js";
+import { ArgsError, parseArgs, scenarios, USAGE } from "./args.js";
 import { compileBot } from "./compile.js";
 import {
   aggregate,
-  formatTable,
   machine,
   methodNotes,
   type RepFigures,
+  type Row,
   repFigures,
 } from "./report.js";
 import { runScenario } from "./scenario.js";
+import { formatTables } from "./tables.js";
+import { formatVerdicts, judge } from "./targets.js";
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -28,20 +32,22 @@ async function main(): Promise<void> {
 
   const began = Date.now();
   const compiledMain = options.runtime === "compiled" ? await compileBot() : undefined;
-  const rows: ReturnType<typeof aggregate>[] = [];
+  const rows: Row[] = [];
   const allReps: RepFigures[] = [];
   const problems: Record<string, string[]> = {};
-  for (const [index, n] of options.n.entries()) {
+  for (const { n, channels, reps } of scenarios(options)) {
     const figures: RepFigures[] = [];
-    for (let rep = 1; rep <= repsFor(options, index); rep++) {
-      process.stdout.write(`N=${n} repetition ${rep}… `);
-      const result = await runScenario({ ...options, n, rep, compiledMain });
+    for (let rep = 1; rep <= reps; rep++) {
+      const name = `N=${n} over ${channels} channel${channels === 1 ? "" : "s"}`;
+      process.stdout.write(`${name}, repetition ${rep}… `);
+      const result = await runScenario({ ...options, n, channels, rep, compiledMain });
       const f = repFigures(result);
       figures.push(f);
-      if (result.botProblems.length > 0) problems[`N=${n} rep ${rep}`] = result.botProblems;
+      if (result.botProblems.length > 0) problems[`${name} rep ${rep}`] = result.botProblems;
       process.stdout.write(
-        `${f.wallSeconds.toFixed(1)} s, ack p99 ${f.ackP99.toFixed(1)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
+        `${f.wallSeconds.toFixed(1)} s, first text p95 ${f.firstTextP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
           `${f.unsettled > 0 ? `, ${f.unsettled} unsettled` : ""}` +
+          `${f.outsideDisagreementMs > 1 ? `, the outside view disagrees by up to ${f.outsideDisagreementMs.toFixed(0)} ms` : ""}` +
           `${result.botProblems.length > 0 ? `, ${result.botProblems.length} warnings from the bot` : ""}\n`,
       );
     }
@@ -49,8 +55,11 @@ async function main(): Promise<void> {
     rows.push(aggregate(figures));
   }
   const runtimeSeconds = Math.round((Date.now() - began) / 1000);
+  const verdicts = judge(rows);
 
-  process.stdout.write(`\n${formatTable(rows)}\n\nTotal runtime ${runtimeSeconds} s.\n`);
+  process.stdout.write(
+    `\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n\nTotal runtime ${runtimeSeconds} s.\n`,
+  );
   const report = {
     generatedAt: new Date().toISOString(),
     machine: machine(),
@@ -58,6 +67,7 @@ async function main(): Promise<void> {
     options,
     notes,
     rows,
+    targets: verdicts,
     repetitions: allReps,
     botWarnings: problems,
   };

@@ -1,70 +1,39 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeSlack } from "../src/devtools/fake-slack/server.js";
+import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import { appMention, nextTs, postToBot } from "../src/devtools/slack-requests.js";
 import { startSimulator } from "../src/simulator/server.js";
+import type { BenchOptions } from "./args.js";
 import { BotProcess, readSample } from "./bot-process.js";
 import { Observer } from "./observer.js";
-import { isExact, lagAt } from "./stats.js";
-import { planWorkload } from "./workload.js";
+import { OutsideView } from "./outside-view.js";
+import { type ScenarioResult, summarize } from "./summary.js";
+import { pieces, planWorkload } from "./workload.js";
+
+export type { ScenarioResult } from "./summary.js";
 
 /**
- * One repetition at one N: a fresh simulator, a fresh fake Slack (rate tiers enforced) and a
- * fresh bot process; N people @mention the bot at `arrivalsPerSecond`; the run ends when
- * every thread shows its final reply. Returns the raw observations; report.ts sums them up.
+ * One repetition of one scenario: a fresh simulator, a fresh fake Slack (rate tiers enforced)
+ * and a fresh bot process; N people @mention the bot at `arrivalsPerSecond` over `channels`
+ * channels; the run ends when every thread shows its whole answer. Returns the raw
+ * observations; report.ts sums them up.
  */
 
-export interface ScenarioOptions {
+/** The run's options (args.ts has their meaning), for one N, channel count and repetition. */
+export type ScenarioOptions = Omit<BenchOptions, "n" | "channels" | "reps" | "out" | "runtime"> & {
   n: number;
-  rep: number;
-  minChars: number;
-  maxChars: number;
-  tokensPerSecond: number;
-  runStartsPerMinute: number;
   channels: number;
-  users: number;
-  arrivalsPerSecond: number;
-  sampleMs: number;
-  timeoutMs: number;
-  seed: number;
+  rep: number;
   /** A compiled main.js to run; undefined runs src/main.ts through tsx. */
   compiledMain: string | undefined;
-}
-
-export interface ScenarioResult {
-  n: number;
-  rep: number;
-  /** From the first question to the last final reply, ms. */
-  wallMs: number;
-  ackMs: number[];
-  /** Per answer: first visible answer text minus the service's first text, ms. */
-  firstVisibleMs: number[];
-  /** Staleness samples of every live reply: time lag (ms) and character lag. */
-  lagMs: number[];
-  lagChars: number[];
-  /** chat.postMessage + chat.update + chat.delete calls (429s included). */
-  slackReplyCalls: number;
-  slackCallsByMethod: Record<string, number>;
-  slack429: number;
-  service429: number;
-  serviceRequests: number;
-  exact: boolean[];
-  answerChars: number[];
-  outcomes: Record<string, number>;
-  unsettled: number;
-  /** Bot process figures from its /metrics. */
-  idleRssBytes: number;
-  endRssBytes: number;
-  peakRssBytes: number;
-  endHeapUsedBytes: number;
-  cpuMs: number;
-  botProblems: string[];
-}
+};
 
 const BOT_TOKEN = "xoxb-bench-bot-token";
 const SIGNING_SECRET = "bench-signing-secret";
 const SERVICE_TOKEN = "bench-service-token";
+/** How often the bench looks whether every thread is done, ms. */
+const POLL_MS = 250;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -77,15 +46,17 @@ async function scrape(bot: BotProcess): Promise<string> {
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const workload = planWorkload(o);
   const sim = await startSimulator({
-    answer: { tokensPerSecond: o.tokensPerSecond },
+    answer: { tokensPerSecond: o.piecesPerSecond },
     limits: { runStartsPerMinute: o.runStartsPerMinute },
   });
-  for (const text of workload.answers) sim.control.enqueueAnswer({ text });
+  for (const text of workload.answers) {
+    sim.control.enqueueAnswer({ chunks: pieces(text, o.pieceChars) });
+  }
   const slack = await startFakeSlack({});
   const dir = mkdtempSync(join(tmpdir(), "bridge-bench-"));
   let bot: BotProcess | undefined;
-  let sampler: NodeJS.Timeout | undefined;
   const observer = new Observer(sim, slack);
+  const outside = new OutsideView(sim, slack);
   try {
     bot = await BotProcess.start({
       ...(o.compiledMain ? { compiledMain: o.compiledMain } : {}),
@@ -110,13 +81,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const started = Date.now();
     const intervalMs = 1000 / o.arrivalsPerSecond;
     const acks: Promise<number>[] = [];
-    let open = Number.POSITIVE_INFINITY;
-    sampler = setInterval(() => {
-      open = observer.sample();
-    }, o.sampleMs);
     for (const planned of workload.conversations) {
       await sleep(started + planned.index * intervalMs - Date.now());
-      const ts = nextTs();
+      const ts = freshTs(slack, planned.channel);
       const text = `<@UBOT> ${planned.question}`;
       slack.seedMessage({ channel: planned.channel, ts, user: planned.user, text });
       observer.watch({ ...planned, threadTs: ts });
@@ -130,13 +97,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     const ackMs = await Promise.all(acks);
 
-    // Until every thread shows its final reply (or the time is up).
+    // Until every thread shows its whole answer (or the time is up).
     const deadline = started + o.timeoutMs;
-    open = observer.sample();
-    while (open > 0 && Date.now() < deadline) await sleep(o.sampleMs);
-    clearInterval(sampler);
-    const wallMs =
-      open > 0 ? Date.now() - started : Math.max(started, ...observer.settledAt.values()) - started;
+    let open = observer.open();
+    while (open > 0 && Date.now() < deadline) {
+      await sleep(POLL_MS);
+      open = observer.open();
+    }
+    const until = Date.now();
 
     // The bot counts a turn just after its final edit lands: give it a moment.
     let end = await scrape(bot);
@@ -144,15 +112,36 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       await sleep(100);
       end = await scrape(bot);
     }
-    return summarize(o, observer, slack, sim, { ackMs, wallMs, open, idle, end, cpuBefore, bot });
+    return summarize(
+      o,
+      { observer, outside, slack, sim },
+      { started, until, ackMs, open },
+      {
+        idle,
+        end,
+        cpuBefore,
+        problems: bot.problems,
+      },
+    );
   } finally {
-    clearInterval(sampler);
     observer.close();
+    outside.close();
     await bot?.stop();
     await slack.close();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A ts for a person's new message. The fake hands out the bot's ts from the same clock, so
+ * in a busy channel the bot may already have a message at the ts nextTs() gives.
+ */
+function freshTs(slack: FakeSlack, channel: string): string {
+  const taken = new Set(slack.messages(channel).map((m) => m.ts));
+  let ts = nextTs();
+  while (taken.has(ts)) ts = nextTs();
+  return ts;
 }
 
 function turnsCounted(metrics: string): number {
@@ -161,78 +150,4 @@ function turnsCounted(metrics: string): number {
     total += readSample(metrics, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
   }
   return total;
-}
-
-function summarize(
-  o: ScenarioOptions,
-  observer: Observer,
-  slack: Awaited<ReturnType<typeof startFakeSlack>>,
-  sim: Awaited<ReturnType<typeof startSimulator>>,
-  m: {
-    ackMs: number[];
-    wallMs: number;
-    open: number;
-    idle: string;
-    end: string;
-    cpuBefore: number;
-    bot: BotProcess;
-  },
-): ScenarioResult {
-  const firstChunkDelayMs = Math.floor(1000 / o.tokensPerSecond);
-  const firstVisibleMs: number[] = [];
-  const lagMs: number[] = [];
-  const lagChars: number[] = [];
-  const exact: boolean[] = [];
-  const answerChars: number[] = [];
-  const calls = slack.calls;
-  for (const conversation of observer.watchedConversations()) {
-    const run = observer.runOf(conversation);
-    const transcript = slack.threadTranscript(conversation.channel, conversation.threadTs);
-    exact.push(isExact(transcript, run?.output));
-    const writing = run ? observer.writing(run, firstChunkDelayMs) : undefined;
-    if (!run || !writing) continue;
-    answerChars.push(writing.total);
-    const visibleAt = observer.firstVisibleAt(conversation, calls);
-    if (visibleAt !== undefined) firstVisibleMs.push(visibleAt - writing.start);
-    const settled = observer.settledAt.get(conversation.index) ?? Number.POSITIVE_INFINITY;
-    for (const sample of observer.samples.get(conversation.index) ?? []) {
-      // Staleness while the answer is live: from its first text until its final reply shows.
-      if (sample.at < writing.start || sample.at > settled) continue;
-      const lag = lagAt(writing, sample.at, sample.visible);
-      lagMs.push(lag.ms);
-      lagChars.push(lag.chars);
-    }
-  }
-  const byMethod: Record<string, number> = {};
-  for (const call of calls) byMethod[call.method] = (byMethod[call.method] ?? 0) + 1;
-  const replyMethods = ["chat.postMessage", "chat.update", "chat.delete"];
-  const outcomes: Record<string, number> = {};
-  for (const outcome of ["completed", "failed", "stopped", "error"]) {
-    outcomes[outcome] = readSample(m.end, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
-  }
-  const cpuAfter = readSample(m.end, "bridge_process_cpu_seconds_total") ?? 0;
-  return {
-    n: o.n,
-    rep: o.rep,
-    wallMs: m.wallMs,
-    ackMs: m.ackMs,
-    firstVisibleMs,
-    lagMs,
-    lagChars,
-    slackReplyCalls: replyMethods.reduce((sum, method) => sum + (byMethod[method] ?? 0), 0),
-    slackCallsByMethod: byMethod,
-    slack429: slack.rateLimited,
-    service429: sim.control.requests.filter((r) => r.status === 429).length,
-    serviceRequests: sim.control.requests.length,
-    exact,
-    answerChars,
-    outcomes,
-    unsettled: m.open,
-    idleRssBytes: readSample(m.idle, "bridge_process_resident_memory_bytes") ?? Number.NaN,
-    endRssBytes: readSample(m.end, "bridge_process_resident_memory_bytes") ?? Number.NaN,
-    peakRssBytes: readSample(m.end, "bridge_process_peak_resident_memory_bytes") ?? Number.NaN,
-    endHeapUsedBytes: readSample(m.end, "bridge_nodejs_heap_size_used_bytes") ?? Number.NaN,
-    cpuMs: (cpuAfter - m.cpuBefore) * 1000,
-    botProblems: [...m.bot.problems],
-  };
 }

@@ -1,6 +1,6 @@
 /**
- * The arithmetic of the benchmark, as pure functions: percentiles, fidelity, and how far
- * the text a person sees lags the text the service has written.
+ * The arithmetic of the benchmark, as pure functions: percentiles and fidelity (how far the
+ * text a person sees lags the written text is visibility.ts).
  */
 
 /** The p-th percentile (0–100) by linear interpolation between closest ranks; NaN when empty. */
@@ -37,47 +37,4 @@ export function isExact(transcript: readonly string[], output: string | undefine
 export function fidelity(exact: readonly boolean[]): number {
   if (exact.length === 0) return Number.NaN;
   return exact.filter(Boolean).length / exact.length;
-}
-
-/**
- * How a run wrote its answer: `total` characters between `start` (first character, ms) and
- * `end` (last character, ms). The simulator writes at an even token rate, so characters are
- * spread evenly over that span.
- */
-export interface Writing {
-  start: number;
-  end: number;
-  total: number;
-}
-
-/** Characters the service had written at time `t`. */
-export function writtenAt(w: Writing, t: number): number {
-  if (t < w.start) return 0;
-  if (t >= w.end || w.end <= w.start) return w.total;
-  return Math.floor((w.total * (t - w.start)) / (w.end - w.start));
-}
-
-/** The time at which the service had written `chars` characters. */
-export function timeOfChars(w: Writing, chars: number): number {
-  if (chars <= 0 || w.total === 0) return w.start;
-  if (chars >= w.total) return w.end;
-  return w.start + ((w.end - w.start) * chars) / w.total;
-}
-
-export interface Lag {
-  /** Characters written but not visible. */
-  chars: number;
-  /** How old the visible text is: since the service wrote the first character not yet shown, ms. */
-  ms: number;
-}
-
-/**
- * The staleness of one reply at time `t`, seeing `visible` characters of the answer (more
- * than written, e.g. a fence an interim render closes, counts as caught up).
- */
-export function lagAt(w: Writing, t: number, visible: number): Lag {
-  const written = writtenAt(w, t);
-  const shown = Math.min(Math.max(0, visible), w.total);
-  if (shown >= written) return { chars: 0, ms: 0 };
-  return { chars: written - shown, ms: Math.max(0, t - timeOfChars(w, shown)) };
 }

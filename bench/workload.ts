@@ -61,3 +61,15 @@ export function planWorkload(options: WorkloadOptions): Workload {
   }
   return { conversations, answers };
 }
+
+/**
+ * An answer cut into pieces of exactly `size` characters (the last may be shorter), as the
+ * service writes it: Unicode code points, so no character is split. Unlike the simulator's
+ * own word-like tokens, every piece has the same length, so the writing speed is exact.
+ */
+export function pieces(answer: string, size: number): string[] {
+  const chars = Array.from(answer);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
+}

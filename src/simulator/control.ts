@@ -28,7 +28,10 @@ export type SimulatorEvents = StateEvents & { request: [RecordedRequest] };
 export interface SimulatorControl {
   /** Every answered request, in answer order. */
   readonly requests: RecordedRequest[];
-  /** "request", "run-started", "run-status", "run-ended" (runs are snapshots). */
+  /**
+   * "request", "run-started", "run-status", "run-text" (each piece of an answer as it is
+   * written, stamped), "run-ended" (runs are snapshots).
+   */
   readonly events: EventEmitter<SimulatorEvents>;
   /** The next run started (FIFO over later runs) answers with this script. */
   enqueueAnswer(answer: ScriptedAnswer): void;
@@ -61,6 +64,7 @@ export function createControl(deps: RouteDeps, requests: RecordedRequest[]): Sim
   events.setMaxListeners(0);
   state.events.on("run-started", (run) => events.emit("run-started", run));
   state.events.on("run-status", (run) => events.emit("run-status", run));
+  state.events.on("run-text", (piece) => events.emit("run-text", piece));
   state.events.on("run-ended", (run) => events.emit("run-ended", run));
   return {
     requests,

@@ -50,6 +50,7 @@ export type { FailRequestsRule } from "./faults.js";
 export type { SimulatorOptions } from "./options.js";
 export type { SimulatorMessage, SimulatorRun, SimulatorThread } from "./resources.js";
 export { SSE_DIALECTS, type SseDialect } from "./sse.js";
+export type { RunTextPiece } from "./state.js";
 
 export interface RunningSimulator {
   /** `http://127.0.0.1:<port>`, no trailing slash: the service's {base_url}. */

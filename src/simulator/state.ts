@@ -26,9 +26,24 @@ export interface StateOptions {
   tokensPerSecond: number;
 }
 
+/**
+ * One piece of a run's answer as it is written to the run's streams, stamped then: what an
+ * observer outside the bot measures "the service's first text" (and every later one) from.
+ */
+export interface RunTextPiece {
+  runId: string;
+  /** The increment written. */
+  text: string;
+  /** Characters written so far, this piece included. */
+  written: number;
+  /** When it was written, by the simulator's clock (epoch milliseconds). */
+  at: number;
+}
+
 export interface StateEvents {
   "run-started": [SimulatorRun];
   "run-status": [SimulatorRun];
+  "run-text": [RunTextPiece];
   "run-ended": [SimulatorRun];
 }
 
@@ -148,6 +163,10 @@ export class SimulatorState {
     });
     lifecycle.subscribe((event) => {
       if (event.type === "status") this.events.emit("run-status", structuredClone(event.run));
+      if (event.type === "delta") {
+        const piece = { runId: run.id, text: event.text, written: event.written.length };
+        this.events.emit("run-text", { ...piece, at: this.#options.now() });
+      }
     });
     this.#runs.set(run.id, lifecycle);
     if (!this.#closed) lifecycle.start();

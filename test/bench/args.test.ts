@@ -1,11 +1,27 @@
 import { describe, expect, it } from "vitest";
-import { ArgsError, DEFAULT_OPTIONS, parseArgs, repsFor } from "../../bench/args.js";
+import { ArgsError, DEFAULT_OPTIONS, parseArgs, repsFor, scenarios } from "../../bench/args.js";
 
 describe("bench arguments", () => {
-  it("defaults to N = 1, 10, 50, 200 with 3 repetitions, 1 at N = 200", () => {
+  it("defaults to the outside comparison: N = 1, 10, 50 in one channel and over 10, 3 times", () => {
     const options = parseArgs([]);
     expect(options).toEqual(DEFAULT_OPTIONS);
-    expect(options.n.map((_, i) => repsFor(options, i))).toEqual([3, 3, 3, 1]);
+    expect(scenarios(options)).toEqual([
+      { n: 1, channels: 1, reps: 3 },
+      { n: 10, channels: 1, reps: 3 },
+      { n: 10, channels: 10, reps: 3 },
+      { n: 50, channels: 1, reps: 3 },
+      { n: 50, channels: 10, reps: 3 },
+    ]);
+    // About 1,500 characters at 200 a second in 4-character pieces.
+    expect(options).toMatchObject({ maxChars: 1500, pieceChars: 4, piecesPerSecond: 50 });
+  });
+
+  it("runs 1 repetition from N = 200 up, and no more channels than conversations", () => {
+    const options = parseArgs(["--n", "5,200", "--channels", "10"]);
+    expect(scenarios(options)).toEqual([
+      { n: 5, channels: 5, reps: 3 },
+      { n: 200, channels: 10, reps: 1 },
+    ]);
   });
 
   it("reads the quick run of the README", () => {
@@ -15,9 +31,9 @@ describe("bench arguments", () => {
   });
 
   it("takes one repetition count per N, and --flag=value", () => {
-    const options = parseArgs(["--n=5,500", "--reps=2,1", "--tokens-per-second=100"]);
+    const options = parseArgs(["--n=5,500", "--reps=2,1", "--pieces-per-second=100"]);
     expect([repsFor(options, 0), repsFor(options, 1)]).toEqual([2, 1]);
-    expect(options.tokensPerSecond).toBe(100);
+    expect(options.piecesPerSecond).toBe(100);
   });
 
   it("applies the default repetitions to a custom N list", () => {
@@ -33,5 +49,7 @@ describe("bench arguments", () => {
     expect(() => parseArgs(["--n", "1,2,3", "--reps", "1,2"])).toThrow(/one per entry/);
     expect(() => parseArgs(["--min-chars", "500", "--max-chars", "100"])).toThrow(/exceed/);
     expect(() => parseArgs(["--channels", "0"])).toThrow(/positive/);
+    expect(() => parseArgs(["--channels", "1,2.5"])).toThrow(/whole/);
+    expect(() => parseArgs(["--piece-chars", "2.5"])).toThrow(/whole/);
   });
 });

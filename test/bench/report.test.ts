@@ -1,58 +1,48 @@
 import { describe, expect, it } from "vitest";
 import { readSample } from "../../bench/bot-process.js";
-import { aggregate, formatTable, type RepFigures } from "../../bench/report.js";
-
-function rep(overrides: Partial<RepFigures>): RepFigures {
-  return {
-    n: 10,
-    rep: 1,
-    wallSeconds: 20,
-    ackP50: 2,
-    ackP99: 10,
-    firstVisibleP50: 300,
-    firstVisibleP95: 900,
-    stalenessP95Seconds: 1.5,
-    stalenessMaxSeconds: 3,
-    staleCharsP95: 200,
-    slackCallsPerAnswer: 4,
-    slack429: 0,
-    service429: 0,
-    fidelity: 1,
-    peakRssMb: 150,
-    idleRssMb: 100,
-    endRssMb: 140,
-    endHeapUsedMb: 30,
-    cpuMsPerAnswer: 40,
-    unsettled: 0,
-    meanAnswerChars: 1500,
-    ...overrides,
-  };
-}
+import { aggregate } from "../../bench/report.js";
+import { formatTables, ratio } from "../../bench/tables.js";
+import { rep } from "./rep-figures.js";
 
 describe("bench report", () => {
-  it("takes the median over repetitions, and the worst for 429s, fidelity and peak RSS", () => {
+  it("takes the median over repetitions, and the worst for what a target is about", () => {
     const row = aggregate([
-      rep({ rep: 1, ackP99: 10, peakRssMb: 150, slack429: 0, fidelity: 1 }),
-      rep({ rep: 2, ackP99: 30, peakRssMb: 170, slack429: 2, fidelity: 0.9 }),
-      rep({ rep: 3, ackP99: 20, peakRssMb: 160, slack429: 0, fidelity: 1 }),
+      rep({ rep: 1, ackP99: 10, firstTextP50: 100, firstTextP95: 900, slack429: 0, fidelity: 1 }),
+      rep({ rep: 2, ackP99: 30, firstTextP50: 300, firstTextP95: 700, slack429: 2, fidelity: 0.9 }),
+      rep({ rep: 3, ackP99: 20, firstTextP50: 200, firstTextP95: 800, slack429: 0, fidelity: 1 }),
     ]);
-    expect(row.reps).toBe(3);
-    expect(row.ackP99).toBe(20);
-    expect(row.peakRssMb).toBe(170);
+    expect(row).toMatchObject({ n: 10, channels: 1, reps: 3 });
+    expect(row.firstTextP50).toBe(200);
+    expect(row.firstTextP95).toBe(900);
+    expect(row.ackP99).toBe(30);
     expect(row.slack429).toBe(2);
     expect(row.fidelity).toBe(0.9);
+    expect(row.floor.firstTextP95).toBe(5_000);
   });
 
-  it("prints one aligned row per N", () => {
-    const table = formatTable([
-      aggregate([rep({ n: 1 })]),
-      aggregate([rep({ n: 200, firstVisibleP50: Number.NaN })]),
+  it("prints each figure beside its floor and the ratio, and the costs in a second table", () => {
+    const text = formatTables([
+      aggregate([
+        rep({ n: 1, channels: 1, firstTextP95: 25, floor: { ...rep({}).floor, firstTextP95: 0 } }),
+      ]),
+      aggregate([rep({ n: 50, channels: 1, askedFirstTextP95: 60_000, wallSeconds: 70 })]),
     ]);
-    const lines = table.split("\n");
-    expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^\s*N\s+reps\s+ack p50\/p99 ms/);
-    expect(lines[3]).toMatch(/^200\s+1\s+2\.0 \/ 10\.0\s+– \/ 900/);
-    expect(lines[2]).toContain("100%");
+    const lines = text.split("\n");
+    expect(lines[1]).toMatch(
+      /^\s*N\s+channels\s+reps\s+1st text p50\/p95 ms\s+from question\s+floor p50\/p95\s+p95 ×floor/,
+    );
+    expect(lines[3]).toMatch(/^ 1\s+1\s+1\s+300 \/ 25\s+400 \/ 1000\s+0 \/ 0\s+–/);
+    expect(lines[4]).toMatch(/^50\s+1\s+1\s+300 \/ 900\s+400 \/ 60000\s+0 \/ 5000\s+×12\.0/);
+    expect(lines[4]).toMatch(/70\.0\s+10\.0\s+×7\.0$/);
+    expect(text).toContain("What it costs:");
+    expect(lines.at(-1)).toMatch(/^50\s+1\s+1\s+2\.0 \/ 10\.0\s+4\.0\s+0 \/ 0\s+100%/);
+  });
+
+  it("gives a ratio only where the floor is big enough for one to mean something", () => {
+    expect(ratio(1_500, 1_000, 100)).toBe("×1.5");
+    expect(ratio(25, 0, 100)).toBe("–");
+    expect(ratio(25, 50, 100)).toBe("–");
+    expect(ratio(Number.POSITIVE_INFINITY, 1_000, 100)).toBe("–");
   });
 
   it("reads a series from Prometheus text", () => {

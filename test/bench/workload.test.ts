@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planWorkload } from "../../bench/workload.js";
+import { pieces, planWorkload } from "../../bench/workload.js";
 
 const options = { n: 40, channels: 4, users: 3, minChars: 300, maxChars: 3000, seed: 7 };
 
@@ -21,5 +21,12 @@ describe("bench workload", () => {
     expect(Math.max(...answers.map((a) => a.length))).toBeGreaterThan(1500);
     expect(planWorkload(options).answers).toEqual(answers);
     expect(planWorkload({ ...options, seed: 8 }).answers).not.toEqual(answers);
+  });
+
+  it("cuts an answer into pieces of exactly the size asked, never inside a character", () => {
+    expect(pieces("## Deploying", 4)).toEqual(["## D", "eplo", "ying"]);
+    expect(pieces("a → b 😀c", 4)).toEqual(["a → ", "b 😀c"]);
+    expect(pieces("abcde", 4).join("")).toBe("abcde");
+    expect(pieces("", 4)).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type RecordedRequest,
   type RunningSimulator,
+  type RunTextPiece,
   type SimulatorRun,
   startSimulator,
 } from "../../src/simulator/server.js";
@@ -86,6 +87,19 @@ describe("control: scripted answers", () => {
     texts.push(await runText((await api.ask("q")).run));
     expect(texts.slice(0, 4)).toEqual(["first", "second", "default", "default"]);
     expect(texts[4]).toMatch(/^## /u);
+  });
+
+  it("stamps each piece of an answer as it is written, by the simulator's clock", async () => {
+    const pieces: RunTextPiece[] = [];
+    sim.control.events.on("run-text", (piece) => pieces.push(piece));
+    sim.control.enqueueAnswer({ chunks: ["## ", "Plan", " now"] });
+    const { run } = await api.ask("q");
+    expect(await runText(run)).toBe("## Plan now");
+    expect(pieces).toEqual([
+      { runId: run.id, text: "## ", written: 3, at: NOW },
+      { runId: run.id, text: "Plan", written: 7, at: NOW },
+      { runId: run.id, text: " now", written: 11, at: NOW },
+    ]);
   });
 
   it("waitForRunEnd rejects for an unknown run", async () => {

@@ -22,6 +22,23 @@ export interface StoredMessage {
   metadata?: Record<string, unknown>;
 }
 
+/**
+ * One change of a message, stamped by the fake's clock when it happened: the timeline an
+ * observer outside the bot reads to see when a thread first showed what. Every change of a
+ * stored message goes through `add`, `seed`, `edit` or `remove` so that it is stamped here.
+ */
+export interface MessageChange {
+  at: number;
+  kind: "post" | "edit" | "delete";
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+  /** What the message shows after the change (for a delete, what it showed before). */
+  content: MessageContent;
+}
+
 export interface SeedMessage {
   channel: string;
   ts: string;
@@ -68,6 +85,8 @@ function contentOf(message: MessageContent): MessageContent {
 }
 
 export class MessageStore {
+  /** Every post, edit and delete in the order they happened. */
+  readonly timeline: MessageChange[] = [];
   private readonly channels = new Map<string, Map<string, StoredMessage>>();
   /** The greatest ts handed out or seeded, so a new post always sorts after older ones. */
   private lastMicros = 0n;
@@ -111,6 +130,7 @@ export class MessageStore {
     if (from.files !== undefined) message.files = from.files;
     if (from.metadata !== undefined) message.metadata = from.metadata;
     this.channelMap(from.channel).set(ts, message);
+    this.stamp("post", message);
     return message;
   }
 
@@ -121,6 +141,7 @@ export class MessageStore {
     else message.blocks = content.blocks;
     message.edits += 1;
     message.history.push(contentOf(content));
+    this.stamp("edit", message);
   }
 
   find(channel: string, ts: string): StoredMessage | undefined {
@@ -128,6 +149,9 @@ export class MessageStore {
   }
 
   remove(channel: string, ts: string): boolean {
+    const message = this.find(channel, ts);
+    if (message === undefined) return false;
+    this.stamp("delete", message);
     return this.channels.get(channel)?.delete(ts) ?? false;
   }
 
@@ -146,7 +170,22 @@ export class MessageStore {
 
   clear(): void {
     this.channels.clear();
+    this.timeline.length = 0;
     this.lastMicros = 0n;
+  }
+
+  private stamp(kind: MessageChange["kind"], message: StoredMessage): void {
+    const change: MessageChange = {
+      at: this.now(),
+      kind,
+      channel: message.channel,
+      ts: message.ts,
+      content: contentOf(message),
+    };
+    if (message.thread_ts !== undefined) change.thread_ts = message.thread_ts;
+    if (message.user !== undefined) change.user = message.user;
+    if (message.bot_id !== undefined) change.bot_id = message.bot_id;
+    this.timeline.push(change);
   }
 
   private channelMap(channel: string): Map<string, StoredMessage> {

@@ -20,7 +20,12 @@ import {
 import { type MessageContent, visibleText } from "./blocks.js";
 import { type FailOptions, FaultQueue } from "./faults.js";
 import { type MethodLimits, RateLimits } from "./limits.js";
-import { MessageStore, type SeedMessage, type StoredMessage } from "./messages.js";
+import {
+  type MessageChange,
+  MessageStore,
+  type SeedMessage,
+  type StoredMessage,
+} from "./messages.js";
 import {
   type Args,
   callMethod,
@@ -40,6 +45,7 @@ export type {
   AssistantView,
   EphemeralMessage,
   FailOptions,
+  MessageChange,
   OpenedView,
   PromptsState,
   SeedMessage,
@@ -208,6 +214,14 @@ export class FakeSlack {
 
   rateLimitedFor(method: string): number {
     return this.limitedBy.get(method) ?? 0;
+  }
+
+  /**
+   * Every post, edit and delete of a message (seeded ones and the bot's), stamped by the
+   * fake's clock when it happened: what a person would have seen, and when.
+   */
+  get timeline(): readonly MessageChange[] {
+    return this.store.timeline;
   }
 
   /** Every stored message of the channel (seeded and the bot's) in ts order. */

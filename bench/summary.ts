@@ -1,0 +1,180 @@
+import type { FakeSlack } from "../src/devtools/fake-slack/server.js";
+import type { RunningSimulator } from "../src/simulator/server.js";
+import { readSample } from "./bot-process.js";
+import { type Floors, floorsFor } from "./floors.js";
+import type { Observer } from "./observer.js";
+import type { OutsideView } from "./outside-view.js";
+import { isExact } from "./stats.js";
+
+/** What one repetition observed, from the observers, the fakes and the bot's /metrics. */
+
+/** Calls that only read; every other call is part of what a reply costs. */
+const READS = new Set([
+  "auth.test",
+  "users.info",
+  "conversations.replies",
+  "chat.getPermalink",
+  "apps.connections.open",
+]);
+
+/** What of a scenario's options the summary needs (scenario.ts has their meaning). */
+export interface SummaryOptions {
+  n: number;
+  channels: number;
+  rep: number;
+  arrivalsPerSecond: number;
+  maxChars: number;
+  pieceChars: number;
+  piecesPerSecond: number;
+  sampleMs: number;
+}
+
+export interface ScenarioResult {
+  n: number;
+  channels: number;
+  rep: number;
+  /** From the first question to the last answer readable whole in Slack, ms. */
+  wallMs: number;
+  ackMs: number[];
+  /** Per answer: the first Slack state showing its text minus the service's first piece, ms. */
+  firstTextMs: number[];
+  /** Per answer: the same from the person's question reaching Slack, ms. */
+  askedFirstTextMs: number[];
+  /** The same, measured by the separate outside view (outside-view.ts), ms. */
+  outsideFirstTextMs: number[];
+  /** The largest difference between the two for one answer, ms (NaN when none to compare). */
+  outsideDisagreementMs: number;
+  /** Per answer: the most its visible text was behind the written text, ms. */
+  lagMaxMs: number[];
+  /** Every answer's lag, sampled every `sampleMs` while it was written and shown, ms. */
+  lagMs: number[];
+  /** Slack calls that write (posts, edits, streams, statuses): all but the reads. */
+  slackWriteCalls: number;
+  slackCallsByMethod: Record<string, number>;
+  slack429: number;
+  service429: number;
+  serviceRequests: number;
+  exact: boolean[];
+  answerChars: number[];
+  outcomes: Record<string, number>;
+  unsettled: number;
+  /** What Slack's limits allow at best for this workload (floors.ts). */
+  floors: Floors;
+  /** Bot process figures from its /metrics. */
+  idleRssBytes: number;
+  endRssBytes: number;
+  peakRssBytes: number;
+  endHeapUsedBytes: number;
+  cpuMs: number;
+  botProblems: string[];
+}
+
+export function summarize(
+  o: SummaryOptions,
+  w: {
+    observer: Observer;
+    outside: OutsideView;
+    slack: FakeSlack;
+    sim: RunningSimulator;
+  },
+  t: { started: number; until: number; ackMs: number[]; open: number },
+  m: { idle: string; end: string; cpuBefore: number; problems: readonly string[] },
+): ScenarioResult {
+  const { observer, outside, slack, sim } = w;
+  const firstTextMs: number[] = [];
+  const askedFirstTextMs: number[] = [];
+  const byQuestion = new Map<string, number>();
+  const lagMaxMs: number[] = [];
+  const lagMs: number[] = [];
+  const exact: boolean[] = [];
+  const answerChars: number[] = [];
+  let lastComplete = t.started;
+  for (const conversation of observer.watchedConversations()) {
+    const run = observer.runOf(conversation);
+    const transcript = slack.threadTranscript(conversation.channel, conversation.threadTs);
+    exact.push(isExact(transcript, run?.output));
+    const measured = observer.measure(conversation, t.until, o.sampleMs);
+    if (!measured) continue;
+    answerChars.push(measured.answerChars);
+    if (measured.firstTextMs !== undefined) {
+      firstTextMs.push(measured.firstTextMs);
+      byQuestion.set(conversation.question, measured.firstTextMs);
+    }
+    if (measured.askedFirstTextMs !== undefined) askedFirstTextMs.push(measured.askedFirstTextMs);
+    lagMaxMs.push(measured.lagMaxMs);
+    lagMs.push(...measured.lagSamplesMs);
+    lastComplete = Math.max(lastComplete, measured.completeAt ?? t.until);
+  }
+  const outsideView = outside.firstText();
+  const outsideFirstTextMs = outsideView.flatMap((seen) =>
+    seen.ms === undefined ? [] : [seen.ms],
+  );
+
+  const calls = slack.calls;
+  const byMethod: Record<string, number> = {};
+  for (const call of calls) byMethod[call.method] = (byMethod[call.method] ?? 0) + 1;
+  const outcomes: Record<string, number> = {};
+  for (const outcome of ["completed", "failed", "stopped", "error"]) {
+    outcomes[outcome] = readSample(m.end, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
+  }
+  const cpuAfter = readSample(m.end, "bridge_process_cpu_seconds_total") ?? 0;
+  const meanChars = answerChars.reduce((a, b) => a + b, 0) / Math.max(1, answerChars.length);
+  return {
+    n: o.n,
+    channels: o.channels,
+    rep: o.rep,
+    wallMs: (t.open > 0 ? t.until : lastComplete) - t.started,
+    ackMs: t.ackMs,
+    firstTextMs,
+    askedFirstTextMs,
+    outsideFirstTextMs,
+    outsideDisagreementMs: disagreement(byQuestion, outsideView),
+    lagMaxMs,
+    lagMs,
+    slackWriteCalls: calls.filter((call) => !READS.has(call.method)).length,
+    slackCallsByMethod: byMethod,
+    slack429: slack.rateLimited,
+    service429: sim.control.requests.filter((r) => r.status === 429).length,
+    serviceRequests: sim.control.requests.length,
+    exact,
+    answerChars,
+    outcomes,
+    unsettled: t.open,
+    floors: floorsFor({
+      n: o.n,
+      channels: o.channels,
+      arrivalsPerSecond: o.arrivalsPerSecond,
+      answerChars: meanChars || o.maxChars,
+      pieceChars: o.pieceChars,
+      piecesPerSecond: o.piecesPerSecond,
+    }),
+    idleRssBytes: readSample(m.idle, "bridge_process_resident_memory_bytes") ?? Number.NaN,
+    endRssBytes: readSample(m.end, "bridge_process_resident_memory_bytes") ?? Number.NaN,
+    peakRssBytes: readSample(m.end, "bridge_process_peak_resident_memory_bytes") ?? Number.NaN,
+    endHeapUsedBytes: readSample(m.end, "bridge_nodejs_heap_size_used_bytes") ?? Number.NaN,
+    cpuMs: (cpuAfter - m.cpuBefore) * 1000,
+    botProblems: [...m.problems],
+  };
+}
+
+/**
+ * The largest difference between the bench's first text and the outside view's for one
+ * answer, ms: Infinity when only one of them saw text, NaN when there was nothing to compare.
+ */
+export function disagreement(
+  ours: ReadonlyMap<string, number>,
+  theirs: readonly { question: string; ms: number | undefined }[],
+): number {
+  let worst = Number.NaN;
+  for (const { question, ms } of theirs) {
+    const mine = ours.get(question);
+    const gap =
+      mine === undefined && ms === undefined
+        ? 0
+        : mine === undefined || ms === undefined
+          ? Number.POSITIVE_INFINITY
+          : Math.abs(mine - ms);
+    worst = Number.isNaN(worst) ? gap : Math.max(worst, gap);
+  }
+  return worst;
+}

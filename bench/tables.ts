@@ -1,0 +1,81 @@
+import type { Row } from "./report.js";
+
+/** The printed tables of a run: one row per scenario, figures with their floors and costs. */
+
+export function fixed(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : value > 0 ? "∞" : "–";
+}
+
+/**
+ * Ours against the floor, "×1.4"; "–" where the floor is under `meaningful` (then network
+ * and process jitter, not Slack, decide the figure, and a ratio says nothing).
+ */
+export function ratio(ours: number, floor: number, meaningful: number): string {
+  if (!(floor >= meaningful) || !Number.isFinite(ours)) return "–";
+  return `×${(ours / floor).toFixed(1)}`;
+}
+
+type Column = [string, (row: Row) => string];
+
+const SCENARIO: Column[] = [
+  ["N", (r) => String(r.n)],
+  ["channels", (r) => String(r.channels)],
+  ["reps", (r) => String(r.reps)],
+];
+
+/** The figures a person sees, each with Slack's floor for the workload and our ratio to it. */
+const AGAINST_FLOOR: Column[] = [
+  ...SCENARIO,
+  ["1st text p50/p95 ms", (r) => `${fixed(r.firstTextP50, 0)} / ${fixed(r.firstTextP95, 0)}`],
+  ["from question", (r) => `${fixed(r.askedFirstTextP50, 0)} / ${fixed(r.askedFirstTextP95, 0)}`],
+  ["floor p50/p95", (r) => `${fixed(r.floor.firstTextP50, 0)} / ${fixed(r.floor.firstTextP95, 0)}`],
+  ["p95 ×floor", (r) => ratio(r.askedFirstTextP95, r.floor.firstTextP95, 100)],
+  [
+    "outside p50/p95",
+    (r) => `${fixed(r.outsideFirstTextP50, 0)} / ${fixed(r.outsideFirstTextP95, 0)}`,
+  ],
+  ["lag p95/max s", (r) => `${fixed(r.lagP95Seconds, 1)} / ${fixed(r.lagMaxSeconds, 1)}`],
+  ["max floor", (r) => fixed(r.floor.lagMaxSeconds, 1)],
+  ["max ×floor", (r) => ratio(r.lagMaxSeconds, r.floor.lagMaxSeconds, 0.1)],
+  ["all shown s", (r) => fixed(r.wallSeconds, 1)],
+  ["floor", (r) => fixed(r.floor.wallSeconds, 1)],
+  ["shown ×floor", (r) => ratio(r.wallSeconds, r.floor.wallSeconds, 0.1)],
+];
+
+/** What the answers cost and how they ended. */
+const COST: Column[] = [
+  ...SCENARIO,
+  ["ack p50/p99 ms", (r) => `${fixed(r.ackP50, 1)} / ${fixed(r.ackP99, 1)}`],
+  ["Slack calls/ans", (r) => fixed(r.slackCallsPerAnswer, 1)],
+  ["429 Slack/svc", (r) => `${r.slack429} / ${r.service429}`],
+  ["exact", (r) => `${fixed(r.fidelity * 100, 0)}%`],
+  ["unsettled", (r) => String(r.unsettled)],
+  ["peak RSS MB", (r) => fixed(r.peakRssMb, 0)],
+  ["CPU ms/ans", (r) => fixed(r.cpuMsPerAnswer, 1)],
+];
+
+/** A plain-text table, one row per scenario, columns padded to fit. */
+function table(columns: readonly Column[], rows: readonly Row[]): string {
+  const cells = [columns.map(([title]) => title), ...rows.map((r) => columns.map(([, f]) => f(r)))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? "").length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padStart(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  const [head, ...body] = cells;
+  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join(
+    "\n",
+  );
+}
+
+/** Both tables: the figures against Slack's floor, then what they cost. */
+export function formatTables(rows: readonly Row[]): string {
+  return [
+    "What a person sees, against the floor Slack's limits allow for the workload:",
+    table(AGAINST_FLOOR, rows),
+    "",
+    "What it costs:",
+    table(COST, rows),
+  ].join("\n");
+}
