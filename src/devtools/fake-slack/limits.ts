@@ -16,7 +16,10 @@ export type FakeSlackMethod =
   | "users.info"
   | "views.open"
   | "apps.connections.open"
-  | "assistant.threads.setStatus";
+  | "assistant.threads.setStatus"
+  | "chat.startStream"
+  | "chat.appendStream"
+  | "chat.stopStream";
 
 /** Calls per minute per method for the workspace. */
 export type MethodLimits = Partial<Record<FakeSlackMethod, number>>;
@@ -40,6 +43,9 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   "chat.delete": TIER_4,
   "auth.test": TIER_4,
   "assistant.threads.setStatus": TIER_4,
+  "chat.startStream": TIER_2,
+  "chat.appendStream": TIER_4,
+  "chat.stopStream": TIER_2,
   "chat.postMessage": 300,
 };
 

@@ -10,7 +10,12 @@ import type { AddressInfo } from "node:net";
 import { type MessageContent, visibleText } from "./blocks.js";
 import { type FailOptions, FaultQueue } from "./faults.js";
 import { type MethodLimits, RateLimits } from "./limits.js";
-import { MessageStore, type SeedMessage, type StoredMessage } from "./messages.js";
+import {
+  MessageStore,
+  type SeedMessage,
+  type StoredMessage,
+  type StreamState,
+} from "./messages.js";
 import {
   type Args,
   callMethod,
@@ -23,6 +28,7 @@ import {
   type Workspace,
 } from "./methods.js";
 import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
+import { stopAsUser, streamOf } from "./streams.js";
 import { Waiters } from "./waiters.js";
 import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
 
@@ -116,6 +122,8 @@ export class FakeSlack {
       ephemerals: this.ephemerals,
       views: this.views,
       statuses: this.statuses,
+      now: this.now,
+      streamsRefused: new Set(),
       socketUrl: () => this.socketServer?.url(),
     };
     this.seedBotUser();
@@ -213,6 +221,28 @@ export class FakeSlack {
     return this.replies(channel, threadTs).map(visibleText);
   }
 
+  /**
+   * The stream of a message made by `chat.startStream` (what it showed, whether it still
+   * streams, as of now), or undefined for any other message.
+   */
+  streamState(channel: string, ts: string): StreamState | undefined {
+    const message = this.store.find(channel, ts);
+    return message === undefined ? undefined : streamOf(message, this.now());
+  }
+
+  /** The person presses stop on a streaming message; false when it was not streaming. */
+  stopStreamAsUser(channel: string, ts: string): boolean {
+    const message = this.store.find(channel, ts);
+    const stopped = message !== undefined && stopAsUser(message, this.now());
+    this.notify();
+    return stopped;
+  }
+
+  /** From now on `chat.startStream` in this channel answers `channel_type_not_supported`. */
+  refuseStreamsIn(channel: string): void {
+    this.workspace.streamsRefused.add(channel);
+  }
+
   seedUser(user: SeedUser): void {
     this.users.set(user.id, { ...user });
   }
@@ -254,6 +284,7 @@ export class FakeSlack {
       list.length = 0;
     }
     this.store.clear();
+    this.workspace.streamsRefused.clear();
     this.users.clear();
     this.seedBotUser();
     this.limits.reset();
