@@ -133,6 +133,10 @@ function blockText(block: Block): string[] {
         : [];
     case "rich_text":
       return Array.isArray(block.elements) ? block.elements.map(richContainer) : [];
+    // What a native stream shows (streams.ts): a task card's title, a plan's title.
+    case "task_card":
+    case "plan":
+      return [stringAt(block, "title") ?? ""];
     default:
       // Buttons, dividers and images carry no reading text.
       return [];

@@ -20,7 +20,10 @@ export type FakeSlackMethod =
   | "assistant.threads.setSuggestedPrompts"
   | "assistant.threads.setTitle"
   | "agents.sessions.setStatus"
-  | "agents.sessions.rename";
+  | "agents.sessions.rename"
+  | "chat.startStream"
+  | "chat.appendStream"
+  | "chat.stopStream";
 
 /** Calls per minute per method for the workspace. */
 export type MethodLimits = Partial<Record<FakeSlackMethod, number>>;
@@ -50,6 +53,9 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   // Not published as of this writing (unconfirmed): taken as Tier 3.
   "agents.sessions.setStatus": TIER_3,
   "agents.sessions.rename": TIER_3,
+  "chat.startStream": TIER_2,
+  "chat.appendStream": TIER_4,
+  "chat.stopStream": TIER_2,
   "chat.postMessage": 300,
 };
 

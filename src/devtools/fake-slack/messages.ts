@@ -4,6 +4,34 @@
  */
 import type { Block, MessageContent } from "./blocks.js";
 
+/** One thing a stream showed, in the order it first appeared. */
+export type StreamItem =
+  | { kind: "markdown"; text: string }
+  | {
+      kind: "task";
+      id: string;
+      title: string;
+      status: string;
+      details?: string;
+      output?: string;
+    }
+  | { kind: "plan"; title: string }
+  | { kind: "blocks"; blocks: Block[] };
+
+export interface StreamState {
+  /**
+   * `streaming` until `chat.stopStream`; `stopped_by_user` once the person stopped it
+   * (`FakeSlack.stopStreamAsUser`); `expired` once STREAM_EXPIRY_MS passed without an append.
+   */
+  state: "streaming" | "stopped" | "stopped_by_user" | "expired";
+  lastAppendAt: number;
+  /** The person the live text is for (in channels), and their workspace. */
+  recipient: { user: string; team: string } | undefined;
+  items: StreamItem[];
+  /** The blocks `chat.stopStream` was given, shown under everything streamed. */
+  endBlocks: Block[];
+}
+
 export interface StoredMessage {
   ts: string;
   channel: string;
@@ -20,6 +48,12 @@ export interface StoredMessage {
   history: MessageContent[];
   /** Message metadata (`event_type`, `event_payload`): apps see it, people never do. */
   metadata?: Record<string, unknown>;
+  /**
+   * A message made by `chat.startStream` (streams.ts): what was streamed and whether it
+   * still streams. Its `text` and `blocks` show the stream; `history` holds its start and
+   * then its `chat.update` edits only.
+   */
+  stream?: StreamState;
 }
 
 /**

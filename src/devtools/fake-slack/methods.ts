@@ -14,6 +14,7 @@ import {
 } from "./blocks.js";
 import type { FakeSlackMethod } from "./limits.js";
 import type { MessageStore, StoredMessage } from "./messages.js";
+import { appendStream, startStream, stopStream, streamOf } from "./streams.js";
 
 export interface SeedUser {
   id: string;
@@ -67,6 +68,10 @@ export interface Workspace {
   readonly statuses: ThreadStatus[];
   /** The status lines, agent sessions, prompts and titles Slack shows (agent-methods.ts). */
   readonly agent: agent.AgentState;
+  /** The fake's clock, ms since the epoch (stream expiry). */
+  readonly now: () => number;
+  /** Channels where `chat.startStream` answers `channel_type_not_supported`. */
+  readonly streamsRefused: Set<string>;
   /** A fresh Socket Mode URL, or undefined when the fake runs without Socket Mode. */
   socketUrl(): string | undefined;
 }
@@ -194,6 +199,9 @@ function ownMessage(ws: Workspace, args: Args, tsKey: string, notMine: string) {
 function update(ws: Workspace, args: Args): SlackBody {
   const message = ownMessage(ws, args, "ts", "cant_update_message");
   if ("ok" in message) return message;
+  // Unconfirmed for Slack: the fake refuses to edit a message still streaming, so that the
+  // bot's order (stop the stream, then edit) is what the tests see.
+  if (streamOf(message, ws.now())?.state === "streaming") return fail("cant_update_message");
   const content = readContent(args, message);
   if ("error" in content) return fail(content.error);
   const marked = readMetadata(args);
@@ -373,6 +381,12 @@ const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody
   "assistant.threads.setTitle": (ws, args) => agent.setTitle(ws.agent, args),
   "agents.sessions.setStatus": (ws, args) => agent.setSessionStatus(ws.agent, args),
   "agents.sessions.rename": (ws, args) => agent.renameSession(ws.agent, args),
+  "chat.startStream": startStream,
+  "chat.appendStream": appendStream,
+  "chat.stopStream": (ws, args) => {
+    const marked = readMetadata(args);
+    return "error" in marked ? fail(marked.error) : stopStream(ws, args, marked.metadata);
+  },
 };
 
 export function isFakeSlackMethod(method: string): method is FakeSlackMethod {

@@ -25,6 +25,7 @@ import {
   MessageStore,
   type SeedMessage,
   type StoredMessage,
+  type StreamState,
 } from "./messages.js";
 import {
   type Args,
@@ -38,6 +39,7 @@ import {
   type Workspace,
 } from "./methods.js";
 import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
+import { stopAsUser, streamOf } from "./streams.js";
 import { Waiters } from "./waiters.js";
 import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
 
@@ -141,6 +143,8 @@ export class FakeSlack {
       views: this.views,
       statuses: this.statuses,
       agent: this.agent,
+      now: this.now,
+      streamsRefused: new Set(),
       socketUrl: () => this.socketServer?.url(),
     };
     this.seedBotUser();
@@ -287,6 +291,28 @@ export class FakeSlack {
     return agentSessionStopped({ channel, thread_ts: threadTs, user });
   }
 
+  /**
+   * The stream of a message made by `chat.startStream` (what it showed, whether it still
+   * streams, as of now), or undefined for any other message.
+   */
+  streamState(channel: string, ts: string): StreamState | undefined {
+    const message = this.store.find(channel, ts);
+    return message === undefined ? undefined : streamOf(message, this.now());
+  }
+
+  /** The person presses stop on a streaming message; false when it was not streaming. */
+  stopStreamAsUser(channel: string, ts: string): boolean {
+    const message = this.store.find(channel, ts);
+    const stopped = message !== undefined && stopAsUser(message, this.now());
+    this.notify();
+    return stopped;
+  }
+
+  /** From now on `chat.startStream` in this channel answers `channel_type_not_supported`. */
+  refuseStreamsIn(channel: string): void {
+    this.workspace.streamsRefused.add(channel);
+  }
+
   seedUser(user: SeedUser): void {
     this.users.set(user.id, { ...user });
   }
@@ -329,6 +355,7 @@ export class FakeSlack {
     }
     this.store.clear();
     this.agent.clear();
+    this.workspace.streamsRefused.clear();
     this.users.clear();
     this.seedBotUser();
     this.limits.reset();
