@@ -63,6 +63,12 @@ export function createMetrics() {
       labelNames: ["kind"] as const,
       registers: [registry],
     }),
+    replies: new Counter({
+      name: "bridge_slack_replies_total",
+      help: "Answers by the way they were shown: stream (native streaming) or edits (chat.update).",
+      labelNames: ["way"] as const,
+      registers: [registry],
+    }),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",
       help: "From the question's arrival to the first answer text the bot handed to Slack.",

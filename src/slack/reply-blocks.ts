@@ -154,6 +154,27 @@ function fitMarkdown(body: string): string {
 
 const mrkdwn = (text: string): Slack.MrkdwnElement => ({ type: "mrkdwn", text });
 
+/** The Stop button of a reply still being written: it stops `turnId`. */
+export function stopActions(turnId: string): Slack.ActionsBlock {
+  return {
+    type: "actions",
+    elements: [
+      {
+        type: "button",
+        action_id: STOP_ACTION_ID,
+        text: { type: "plain_text", text: "Stop" },
+        style: "danger",
+        value: turnId,
+      },
+    ],
+  };
+}
+
+/** What the status line says of `phase` in words ("Working…"), or undefined when it says nothing. */
+export function statusSentence(phase: ReplyPhase, hasBody: boolean): string | undefined {
+  return statusOf(phase, hasBody)?.sentence;
+}
+
 /** The payload of one reply message for the given part body and phase, within Slack's limits. */
 export function buildReply(input: ReplyInput): ReplyPayload {
   const { body, phase, turnId, notes = [], part } = input;
@@ -182,20 +203,7 @@ export function buildReply(input: ReplyInput): ReplyPayload {
       elements: [mrkdwn(toPlainFallback(noteLines.join("\n"), MRKDWN_TEXT_MAX))],
     });
   }
-  if (status?.stoppable) {
-    blocks.push({
-      type: "actions",
-      elements: [
-        {
-          type: "button",
-          action_id: STOP_ACTION_ID,
-          text: { type: "plain_text", text: "Stop" },
-          style: "danger",
-          value: turnId,
-        },
-      ],
-    });
-  }
+  if (status?.stoppable) blocks.push(stopActions(turnId));
 
   return {
     text: fallbackText(body, hasBody, status),

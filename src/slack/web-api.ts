@@ -41,6 +41,34 @@ export interface UpdateMessageArgs {
   metadata?: MessageMark;
 }
 
+/** A piece of a native stream: Markdown, a task card, a plan title, or blocks. */
+export type StreamChunk = Slack.AnyChunk;
+
+export interface StartStreamArgs {
+  channel: string;
+  /** The thread's parent ts: the streamed message is a reply in that thread. */
+  thread_ts: string;
+  /** Who the answer is for (the asker) and their workspace; Slack wants both in channels. */
+  recipient_user_id: string;
+  recipient_team_id: string;
+  /** What the message starts with (never empty). */
+  chunks: StreamChunk[];
+}
+
+export interface AppendStreamArgs {
+  channel: string;
+  /** The streaming message. */
+  ts: string;
+  chunks: StreamChunk[];
+}
+
+export interface StopStreamArgs {
+  channel: string;
+  ts: string;
+  /** The mark the message keeps (a stream cannot carry one before it stops). */
+  metadata?: MessageMark;
+}
+
 export interface EphemeralArgs {
   channel: string;
   /** The one person who sees it. */
@@ -115,6 +143,12 @@ export interface SlackWebApi {
   authTest(): Promise<Identity>;
   /** `views.open`: a modal, in answer to an interaction's trigger. */
   openView(args: { trigger_id: string; view: Slack.ModalView }): Promise<void>;
+  /** `chat.startStream`: a new streaming message; resolves with its ts. */
+  startStream(args: StartStreamArgs): Promise<{ ts: string }>;
+  /** `chat.appendStream`: adds chunks to a streaming message. */
+  appendStream(args: AppendStreamArgs): Promise<void>;
+  /** `chat.stopStream`: ends a stream; the message stays as it was streamed. */
+  stopStream(args: StopStreamArgs): Promise<void>;
 }
 
 /** The bot's Web API calls over a WebClient (the Bolt app's, which carries the bot token). */
@@ -177,6 +211,19 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async openView(args) {
       await client.views.open(args);
+    },
+
+    async startStream(args) {
+      const answer = await client.chat.startStream(quietMessage(args));
+      return { ts: parseResponse("chat.startStream", PostedMessage, answer).ts };
+    },
+
+    async appendStream(args) {
+      await client.chat.appendStream(quietMessage(args));
+    },
+
+    async stopStream(args) {
+      await client.chat.stopStream(args);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { types } from "@slack/bolt";
 import { LogLevel, WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../../src/devtools/fake-slack/limits.js";
@@ -43,7 +44,7 @@ async function raw(method: string, args: Record<string, unknown>): Promise<{ err
 
 const text = (t: string) => ({ type: "markdown_text" as const, text: t });
 
-async function start(chunks = [text("Hello")]): Promise<string> {
+async function start(chunks: types.AnyChunk[] = [text("Hello")]): Promise<string> {
   const started = await web.chat.startStream({
     channel: CHANNEL,
     thread_ts: THREAD,
