@@ -1,4 +1,4 @@
-import type { ReplyStep, ReplyView } from "../bridge/ports.js";
+import type { ReplyPhase, ReplyStep } from "../bridge/ports.js";
 import { statusSentence, stopActions } from "./reply-blocks.js";
 import type { StreamChunk } from "./web-api.js";
 
@@ -26,13 +26,13 @@ function fitTitle(title: string): string {
 }
 
 /**
- * The status card for `view`: in progress with the status line's words while the reply waits
+ * The status card for `phase`: in progress with the status line's words while the reply waits
  * (queued, starting, retrying) or no words flow (`writing` false), complete once they do.
+ * `shown`: words of the answer are in the stream.
  */
-export function statusCard(view: ReplyView, writing: boolean): Card {
-  const hasBody = view.body.trim() !== "";
-  const sentence = statusSentence(view.phase, hasBody) ?? "Working…";
-  const busy = !writing || view.phase.kind !== "working";
+export function statusCard(phase: ReplyPhase, shown: boolean, writing: boolean): Card {
+  const sentence = statusSentence(phase, shown) ?? "Working…";
+  const busy = !writing || phase.kind !== "working";
   return {
     title: fitTitle(busy ? sentence : sentence.replace(/…$/, "")),
     status: busy ? "in_progress" : "complete",

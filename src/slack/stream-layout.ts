@@ -51,14 +51,16 @@ const LONGEST_HELD_WORD = 200;
 
 /**
  * Where the text that may be appended now ends, at or after `from`: what is still being
- * written waits. The last word waits (it may grow, and a chunk that begins with whitespace
- * may lose it, reported); so does a `<` not yet closed on the last line: Slack markup split
- * over two appends would escape the mention quieting that each append passes through.
+ * written waits. A `<` not yet closed on the last line waits: Slack markup split over two
+ * appends would escape the mention quieting that each append passes through. While the text
+ * grows (`holdWord`), the last word waits too: it may grow, and a chunk that begins with
+ * whitespace may lose it (reported); once the text pauses it goes.
  */
-export function streamableEnd(answer: string, from: number): number {
+export function streamableEnd(answer: string, from: number, holdWord = true): number {
   let end = answer.length;
   const lt = answer.lastIndexOf("<");
   if (lt >= from && !answer.includes(">", lt) && !answer.includes("\n", lt)) end = lt;
+  if (!holdWord) return end;
   let word = end;
   while (word > from && !isWhitespace(answer.charCodeAt(word - 1))) word--;
   if (word > from || end - from <= LONGEST_HELD_WORD) return word;
@@ -103,10 +105,15 @@ function forcedCut(answer: string, from: number, hardAt: number): number {
   return Math.max(from, high >= 0xd800 && high <= 0xdbff ? hardAt - 1 : hardAt);
 }
 
-/** What to append to `part` from the answer written so far. */
-export function nextText(answer: string, part: StreamPart, limits: StreamLimits): TextStep {
+/** What to append to `part` from the answer written so far (`holdWord`: see streamableEnd). */
+export function nextText(
+  answer: string,
+  part: StreamPart,
+  limits: StreamLimits,
+  holdWord = true,
+): TextStep {
   const from = part.start + part.sent;
-  const end = Math.max(from, streamableEnd(answer, from));
+  const end = Math.max(from, streamableEnd(answer, from, holdWord));
   const softAt = part.start + Math.max(0, limits.softLimit - part.reopen.length);
   const hardAt = part.start + limits.hardLimit - CLOSE_ROOM - part.reopen.length;
   const reader = readerAt(part);

@@ -39,6 +39,8 @@ export interface PlanInput {
   writing: boolean;
   /** Nothing was sent for long: something harmless must go (the status card). */
   keepAlive: boolean;
+  /** The text is still growing: its last word waits (stream-layout.ts). */
+  holdWord: boolean;
 }
 
 /** What one call sends, and what the stream shows once it landed. */
@@ -62,7 +64,7 @@ const STATUS = "status";
 export function planStream(input: PlanInput): Plan | undefined {
   const { view, part, starting } = input;
   if (!view.body.startsWith(input.streamed)) throw new Diverged();
-  const text = nextText(view.body, part, input.limits);
+  const text = nextText(view.body, part, input.limits, input.holdWord);
   const wrote = text.sent > part.sent;
   const cards = new Map(part.cards);
   const chunks: StreamChunk[] = [];
@@ -100,7 +102,8 @@ function statusFor(
   alone: boolean,
 ): Card | undefined {
   const { view, keepAlive } = input;
-  const wanted = statusCard(view, wrote || (input.writing && !keepAlive));
+  const shownWords = wrote || input.streamed.trim() !== "";
+  const wanted = statusCard(view.phase, shownWords, wrote || (input.writing && !keepAlive));
   const waiting = view.phase.kind !== "working";
   if (shown === undefined && !alone && !keepAlive && !waiting) return undefined;
   // A card that is done keeps the words it last said.

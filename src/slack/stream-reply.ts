@@ -53,6 +53,9 @@ export interface NativeStreamOptions {
   onError?: (error: unknown, what: string) => void;
 }
 
+/** A word stays held back while the text grew this recently, ms: about one append's time. */
+const WORD_WAIT_MS = 1_000;
+
 /** Slack's answers that mean the stream cannot take more, though a new one can. */
 const ENDED = new Set(["message_not_in_streaming_state", "msg_too_long"]);
 
@@ -114,6 +117,10 @@ export class StreamReply implements ReplyRenderer {
   private stalls = 0;
   private userStopped = false;
   private renewal: (() => void) | undefined;
+  /** When the text grew last: while it grows, its last word waits (stream-layout.ts). */
+  private grewAt = Number.NEGATIVE_INFINITY;
+  /** The wake-up that lets a held word go once the text pauses. */
+  private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private dirty = false;
   private closing = false;
@@ -130,6 +137,7 @@ export class StreamReply implements ReplyRenderer {
 
   async open(view: ReplyView): Promise<void> {
     this.latest = view;
+    this.grewAt = this.options.clock.now();
     try {
       await this.begin({ start: 0, reopen: "" });
     } catch (error) {
@@ -140,6 +148,7 @@ export class StreamReply implements ReplyRenderer {
   }
 
   show(view: ReplyView): void {
+    if (view.body !== this.latest.body) this.grewAt = this.options.clock.now();
     this.latest = view;
     if (this.edits) void this.edits.then((edits) => edits.show(view));
     else this.kick();
@@ -270,7 +279,22 @@ export class StreamReply implements ReplyRenderer {
       starting,
       writing: this.writing,
       keepAlive: this.keepAlive,
+      holdWord: this.growing(),
     });
+  }
+
+  /**
+   * Whether the text grew within the last WORD_WAIT_MS. When it did, a wake-up is set for
+   * the moment it no longer counts as growing, so that a word held back then goes out.
+   */
+  private growing(): boolean {
+    const left = this.grewAt + WORD_WAIT_MS - this.options.clock.now();
+    if (left <= 0) return false;
+    this.wake ??= this.options.clock.timer(left, () => {
+      this.wake = undefined;
+      this.kick();
+    });
+    return true;
   }
 
   private commit(stream: Stream, plan: Plan): void {
@@ -289,7 +313,7 @@ export class StreamReply implements ReplyRenderer {
   }
 
   private arm(): void {
-    this.disarm();
+    this.renewal?.();
     this.renewal = this.options.clock.timer(this.options.renewAfterMs ?? 240_000, () => {
       this.renewal = undefined;
       this.keepAlive = true;
@@ -301,6 +325,8 @@ export class StreamReply implements ReplyRenderer {
   private disarm(): void {
     this.renewal?.();
     this.renewal = undefined;
+    this.wake?.();
+    this.wake = undefined;
   }
 
   private failed(error: unknown, what: string, stream?: Stream): void {

@@ -218,7 +218,18 @@ describe("NativeStream", () => {
     replies[2]?.show(view("Early words here"));
     await s.clock.advance(1_000);
     await Promise.all(opened);
-    expect(s.lines()[2]).toBe("start 9.3 for U1 [stop-button | text:Early words ]");
+    expect(s.lines()[2]).toBe("start 9.3 for U1 [stop-button | text:Early words here]");
+  });
+
+  it("holds the last word back while the text grows, and lets it go once the text pauses", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Half"));
+    await s.clock.advance(999);
+    expect(s.lines()).toHaveLength(1);
+    await s.clock.advance(1);
+    expect(s.lines()[1]).toBe("append 9.1 [task:reply-status=complete:Working | text:Half]");
   });
 
   it("shows the run's steps as task cards, only what changed", async () => {
