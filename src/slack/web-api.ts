@@ -223,6 +223,7 @@ export function slackWebApi(client: WebClient): SlackWebApi {
     },
 
     async stopStream(args) {
+      // It carries no text: what the message shows was quieted as it was streamed.
       await client.chat.stopStream(args);
     },
   };
