@@ -102,6 +102,9 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
       ASSISTANT_ID: "sandbox-assistant",
       DATABASE_PATH: join(dataDir, "sandbox.db"),
       LOG_LEVEL: options.logLevel ?? "info",
+      // The thread view draws edited replies (status line, [Stop]); it does not draw a native
+      // stream's task cards yet, so the sandbox shows the edited path.
+      SLACK_STREAMING: "off",
     });
     const logger = createLogger({
       level: config.logLevel,

@@ -66,7 +66,15 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
   });
   connection = watchSlackConnection(app);
-  const slack = wireSlack(app, config, clock, metrics, logger);
+  const slack = wireSlack(app, config, clock, metrics, logger, {
+    // The asker stopped a streamed answer with Slack's own control: as if they pressed Stop.
+    onStreamStopped: ({ turnId, asker }) => {
+      if (asker === undefined) return;
+      bridge.stop(turnId, asker).catch((error: unknown) => {
+        logger.warn({ turn: turnId, err: errorText(error) }, "could not stop a turn");
+      });
+    },
+  });
   const bridge = wireCore({
     config,
     clock,
@@ -100,7 +108,12 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       clock,
       logger,
     }),
-    release: [() => slack.scheduler.close(), () => service.close(), () => stores.close()],
+    release: [
+      () => slack.native?.close(),
+      () => slack.scheduler.close(),
+      () => service.close(),
+      () => stores.close(),
+    ],
   });
   return { app, bridge, stores, metrics, service: service.service, ...lifecycle };
 }

@@ -19,6 +19,17 @@ export interface Config {
     apiUrl: string;
     /** chat.update calls per minute per workspace the pacer may spend (Tier 3 ≈ 50). */
     updatesPerMinute: number;
+    /**
+     * Native streaming of answers (SLACK_STREAMING: `auto`, the default, streams an answer
+     * where the budgets serve it best; `off` edits every answer).
+     */
+    streaming: {
+      enabled: boolean;
+      /** chat.startStream calls per minute per workspace, and as many chat.stopStream (Tier 2 ≈ 20). */
+      startsPerMinute: number;
+      /** chat.appendStream calls per minute per workspace (Tier 4 ≈ 100). */
+      appendsPerMinute: number;
+    };
   };
   /**
    * HTTP listen port (PORT, default 3000): Slack requests in HTTP mode, and the ops routes
@@ -382,6 +393,31 @@ export function loadConfig(env: Env = process.env): Config {
         positiveInt("SLACK_UPDATES_PER_MINUTE", 1, 1000),
         "40",
       ),
+      streaming: {
+        enabled:
+          read(
+            env,
+            "SLACK_STREAMING",
+            z
+              .string()
+              .trim()
+              .toLowerCase()
+              .pipe(z.enum(["auto", "off"], { message: "SLACK_STREAMING must be auto or off" })),
+            "auto",
+          ) === "auto",
+        startsPerMinute: read(
+          env,
+          "SLACK_STREAM_STARTS_PER_MINUTE",
+          positiveInt("SLACK_STREAM_STARTS_PER_MINUTE", 1, 1000),
+          "16",
+        ),
+        appendsPerMinute: read(
+          env,
+          "SLACK_STREAM_APPENDS_PER_MINUTE",
+          positiveInt("SLACK_STREAM_APPENDS_PER_MINUTE", 1, 1000),
+          "80",
+        ),
+      },
     },
     port,
     ops: {

@@ -31,6 +31,25 @@ describe("loadConfig", () => {
     expect(config.limits.threadContextChars).toBe(12_000);
   });
 
+  it("streams answers where it can by default, within Tier 2 and Tier 4, and reads SLACK_STREAMING", () => {
+    expect(loadConfig(base).slack.streaming).toEqual({
+      enabled: true,
+      startsPerMinute: 16,
+      appendsPerMinute: 80,
+    });
+    const set = loadConfig({
+      ...base,
+      SLACK_STREAMING: "OFF",
+      SLACK_STREAM_STARTS_PER_MINUTE: "5",
+      SLACK_STREAM_APPENDS_PER_MINUTE: "50",
+    });
+    expect(set.slack.streaming).toEqual({
+      enabled: false,
+      startsPerMinute: 5,
+      appendsPerMinute: 50,
+    });
+  });
+
   it("reads THREAD_CONTEXT_CHARS, where 0 turns the thread context off", () => {
     expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "4000" }).limits.threadContextChars).toBe(
       4_000,
@@ -78,6 +97,9 @@ describe("loadConfig", () => {
     [{ ALLOW_GUESTS: "no" }, /^ALLOW_GUESTS is malformed: it must be true or false/],
     [{ RETENTION_DAYS: "a month" }, /^RETENTION_DAYS is malformed: .*whole number/],
     [{ RETENTION_DAYS: "0" }, /^RETENTION_DAYS is malformed: .*between 1 and 3650/],
+    [{ SLACK_STREAMING: "yes" }, /^SLACK_STREAMING is malformed: .*auto or off/],
+    [{ SLACK_STREAM_STARTS_PER_MINUTE: "0" }, /^SLACK_STREAM_STARTS_PER_MINUTE is malformed/],
+    [{ SLACK_STREAM_APPENDS_PER_MINUTE: "lots" }, /^SLACK_STREAM_APPENDS_PER_MINUTE is malformed/],
   ])("refuses %o with one sentence naming the variable", (change, message) => {
     const env = { ...base, ...change } as Record<string, string | undefined>;
     expect(() => loadConfig(env)).toThrow(ConfigError);

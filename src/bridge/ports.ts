@@ -133,6 +133,10 @@ export interface ReplyTarget {
   threadTs: string;
   /** Reply messages already posted for this turn (after a restart), in order. */
   parts: string[];
+  /** The person who asked: a native stream's recipient in a channel. */
+  asker?: string;
+  /** The ts of the message answered: every reply message is newer. */
+  askedTs?: string;
   /**
    * How many of the reply's messages had their post sent before (default: as many as
    * `parts`). When it is more than `parts.length`, the next part may be in Slack although a

@@ -45,6 +45,8 @@ export class TurnReply {
         team: turn.team,
         channel: turn.channel,
         threadTs: turn.threadTs,
+        asker: turn.user,
+        askedTs: turn.messageTs,
         parts: turn.replyParts,
         postsAttempted: turn.replyPostsAttempted,
         question: {

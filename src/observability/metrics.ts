@@ -68,6 +68,11 @@ export function createMetrics() {
       name: "bridge_feedback_total",
       help: "Presses of the feedback buttons under answers that were recorded, by value (positive, negative); a person pressing again counts again.",
       labelNames: ["value"] as const,
+    }),
+    replies: new Counter({
+      name: "bridge_slack_replies_total",
+      help: "Answers by the way they were shown: stream (native streaming) or edits (chat.update).",
+      labelNames: ["way"] as const,
       registers: [registry],
     }),
     firstText: new Histogram({

@@ -7,6 +7,8 @@ import { TokenBucket } from "./token-bucket.js";
 export interface PostTarget {
   team: string;
   channel: string;
+  /** The queue the call waits in, with its own pace; default the channel. */
+  lane?: string;
 }
 
 export interface PostGateOptions {
@@ -34,6 +36,16 @@ export interface PostGateOptions {
   rateLimitRetries?: number;
   /** Metrics hook: Slack answered 429; the channel pauses for retryAfterMs. */
   onRateLimited?: (target: PostTarget, retryAfterMs: number) => void;
+  /**
+   * The method whose budget the calls spend; default `chat.postMessage`. The stream methods
+   * (stream-gate.ts) are gates of the same kind, on their own budgets.
+   */
+  method?: string;
+  /**
+   * What a 429 pauses: the lane that met it (default: posts are limited per channel) or
+   * every call of the method in the workspace (a tier).
+   */
+  pauses?: "lane" | "method";
 }
 
 /** Why a post's promise rejected without Slack having said no. */
@@ -43,8 +55,6 @@ export class PostGateError extends Error {
     this.name = "PostGateError";
   }
 }
-
-const METHOD = "chat.postMessage";
 
 interface Job extends Queued {
   /** Called once per attempt, with the attempt number (1, 2, …). */
@@ -137,10 +147,10 @@ export class PostGate {
     new TokenBucket(this.rules.perMinute, this.rules.burst);
     this.scheduler = options.scheduler ?? new CallScheduler();
     const onRateLimited = options.onRateLimited;
-    this.channels = this.scheduler.register<ChannelQueue>(METHOD, {
+    this.channels = this.scheduler.register<ChannelQueue>(options.method ?? "chat.postMessage", {
       perMinute: options.workspacePerMinute ?? 250,
       burst: options.workspaceBurst ?? 10,
-      pauses: "lane",
+      pauses: options.pauses ?? "lane",
       retryDelayMs: options.retryDelayMs ?? 1_000,
       ...(onRateLimited && { onRateLimited: (c, ms) => onRateLimited(c.target, ms) }),
     });
@@ -152,7 +162,7 @@ export class PostGate {
     const { team, channel } = target;
     const queue = this.channels.get(
       team,
-      channel,
+      target.lane ?? channel,
       () => new ChannelQueue({ team, channel }, this.rules, now),
     );
     return new Promise<T>((resolve, reject) => {

@@ -66,6 +66,8 @@ export interface MessageText {
   /** Standard Markdown: the assistant's words (a `markdown` block's, streaming's). */
   markdown_text?: string;
   blocks?: unknown[];
+  /** A native stream's pieces: Markdown and task cards (the assistant's), or blocks. */
+  chunks?: unknown[];
 }
 
 /** Rich-text elements that notify: a broadcast (`@here`…) and a user group. */
@@ -93,7 +95,7 @@ function quietBlockValue(value: unknown, markdown: boolean): unknown {
 }
 
 /**
- * A message payload (post, edit, ephemeral, stream) that mentions nobody: special mentions
+ * A message payload (post, edit, ephemeral, stream chunks) that mentions nobody: special mentions
  * as words everywhere; people as words in the assistant's Markdown. Other fields are kept.
  */
 export function quietMessage<T extends MessageText>(message: T): T {
@@ -102,6 +104,12 @@ export function quietMessage<T extends MessageText>(message: T): T {
   if (message.markdown_text !== undefined) out.markdown_text = quietMarkdown(message.markdown_text);
   if (message.blocks !== undefined) {
     out.blocks = message.blocks.map((block) => quietBlockValue(block, false));
+  }
+  if (message.chunks !== undefined) {
+    // Every string of a Markdown or task chunk is the assistant's; a blocks chunk is blocks.
+    out.chunks = message.chunks.map((chunk) =>
+      quietBlockValue(chunk, (chunk as { type?: unknown } | null)?.type !== "blocks"),
+    );
   }
   return out;
 }

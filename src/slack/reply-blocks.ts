@@ -180,6 +180,31 @@ function fitMarkdown(body: string): string {
 
 const mrkdwn = (text: string): Slack.MrkdwnElement => ({ type: "mrkdwn", text });
 
+/** The Stop button of a reply still being written: it stops `turnId`. */
+export function stopActions(turnId: string): Slack.ActionsBlock {
+  return {
+    type: "actions",
+    elements: [
+      {
+        type: "button",
+        action_id: STOP_ACTION_ID,
+        text: { type: "plain_text", text: "Stop" },
+        style: "danger",
+        value: turnId,
+      },
+    ],
+  };
+}
+
+/** What the status line says of `phase` in words ("Working…"), or undefined when it says nothing. */
+export function statusSentence(
+  phase: ReplyPhase,
+  hasBody: boolean,
+  steps: readonly ReplyStep[] = [],
+): string | undefined {
+  return statusOf(phase, hasBody, steps)?.sentence;
+}
+
 /** The payload of one reply message for the given part body and phase, within Slack's limits. */
 export function buildReply(input: ReplyInput): ReplyPayload {
   const { body, phase, turnId, notes = [], part, steps = [] } = input;
@@ -211,20 +236,7 @@ export function buildReply(input: ReplyInput): ReplyPayload {
   // A continued part is not the end of the answer: the buttons go once, on its last message.
   const feedback = feedbackFor(phase, turnId);
   if (feedback) blocks.push(feedback);
-  if (status?.stoppable) {
-    blocks.push({
-      type: "actions",
-      elements: [
-        {
-          type: "button",
-          action_id: STOP_ACTION_ID,
-          text: { type: "plain_text", text: "Stop" },
-          style: "danger",
-          value: turnId,
-        },
-      ],
-    });
-  }
+  if (status?.stoppable) blocks.push(stopActions(turnId));
 
   return {
     text: fallbackText(body, hasBody, status),

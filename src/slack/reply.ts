@@ -6,6 +6,7 @@ import type {
   ReplyView,
 } from "../bridge/ports.js";
 import { splitAnswer, splitInterim } from "./answer-split.js";
+import { replyMark } from "./message-mark.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
 import { postOnce } from "./post-once.js";
@@ -57,6 +58,10 @@ class PacedEditReply implements ReplyRenderer {
   private latest: { view: ReplyView; final: boolean } | undefined;
   private loop: Promise<void> | undefined;
   private finalEdits: Promise<void>[] = [];
+  /** The view last given, for the placeholder's post. */
+  private newest: ReplyView | undefined;
+  /** The placeholder's post while it is on its way. */
+  private opening: Promise<void> | undefined;
 
   constructor(
     private readonly target: ReplyTarget,
@@ -69,21 +74,24 @@ class PacedEditReply implements ReplyRenderer {
 
   async open(view: ReplyView): Promise<void> {
     if (this.parts.length > 0) return;
-    const payload = this.payload(
-      view,
-      view.body === "" ? "" : (splitInterim(view.body).at(-1) ?? ""),
-      0,
-    );
-    await this.post(0, payload);
+    // Made when the post goes: words written while it waited for its turn ride on it.
+    this.opening = this.post(0, () => {
+      const shown = this.newest ?? view;
+      const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
+      return this.payload(shown, body, 0);
+    });
+    await this.opening;
   }
 
   show(view: ReplyView): void {
     this.latest = { view, final: false };
+    this.newest = view;
     this.kick();
   }
 
   async finish(view: ReplyView): Promise<void> {
     this.latest = { view, final: true };
+    this.newest = view;
     this.kick();
     await this.loop;
     const edits = this.finalEdits;
@@ -113,6 +121,8 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   private async sync(view: ReplyView, final: boolean): Promise<void> {
+    // The placeholder being posted is where this shows; its post carried the newest view.
+    await this.opening?.catch(() => undefined);
     const bodies = final
       ? splitAnswer(view.body)
       : view.body === ""
@@ -173,9 +183,10 @@ class PacedEditReply implements ReplyRenderer {
    * process recorded an attempt: a crash or a lost answer between Slack taking the part and
    * its ts being recorded then continues in that message rather than posting a second.
    */
-  private async post(index: number, payload: ReplyPayload): Promise<void> {
+  private async post(index: number, make: ReplyPayload | (() => ReplyPayload)): Promise<void> {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
+    let payload: ReplyPayload | undefined;
     if (!mayExist) this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
     const result = await postOnce(
@@ -183,12 +194,15 @@ class PacedEditReply implements ReplyRenderer {
       {
         postGate,
         mayExist,
-        post: () => client.postMessage({ channel, thread_ts: threadTs, ...payload }),
-        find: () => findMessage({ channel, threadTs, mark: payload.metadata }),
+        post: () => {
+          payload = typeof make === "function" ? make() : make;
+          return client.postMessage({ channel, thread_ts: threadTs, ...payload });
+        },
+        find: () => findMessage({ channel, threadTs, mark: replyMark(this.target.turnId, index) }),
         onLookupRefused: (error) => onError?.(error, "look for a reply message"),
       },
     );
-    if (!result.found) this.sent.set(index, JSON.stringify(payload));
+    if (!result.found && payload) this.sent.set(index, JSON.stringify(payload));
     this.parts.push(result.ts);
     this.recorder.parts([...this.parts]);
   }

@@ -103,6 +103,25 @@ export class CallScheduler {
     };
   }
 
+  /**
+   * How long a new call of `method` in workspace `team` would wait for the method's budget if
+   * it were asked for now, ms (0: at once): the bucket, a 429 pause, and one token for each
+   * lane already waiting. Read-only: nothing is taken or scheduled. A reply strategy reads it
+   * to choose the way an answer is shown from what each method has left.
+   */
+  waitFor(team: string, method: string): number {
+    if (!this.methods.has(method)) throw new Error(`${method} has no budget`);
+    const share = this.workspaces.get(team)?.shares.get(method);
+    if (!share) return 0;
+    const now = this.clock.now();
+    let waiting = 0;
+    for (const entry of share.entries.values()) {
+      if (!entry.inFlight && entry.lane.readyAt(now) !== undefined) waiting++;
+    }
+    const ready = Math.max(share.bucket.readyAt(now, waiting), share.pausedUntil);
+    return Math.max(0, ready - now);
+  }
+
   /** Stops every method; the workspaces' alarms are cleared. */
   close(): void {
     this.closed = true;

@@ -24,9 +24,13 @@ export class TokenBucket {
     this.toleranceMs = (Math.floor(capacity) - 1) * this.spacingMs;
   }
 
-  /** The earliest instant (ms, same clock as `now`) at which a token is available. */
-  readyAt(now: number): number {
-    return Math.max(now, Math.ceil(this.arrival - this.toleranceMs));
+  /**
+   * The earliest instant (ms, same clock as `now`) at which a token is available, once
+   * `ahead` takes (default 0) have gone before it.
+   */
+  readyAt(now: number, ahead = 0): number {
+    const arrival = Math.max(this.arrival, now);
+    return Math.max(now, Math.ceil(arrival + ahead * this.spacingMs - this.toleranceMs));
   }
 
   /** Takes a token if one is available at `now`; false (and nothing taken) otherwise. */

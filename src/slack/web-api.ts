@@ -41,6 +41,34 @@ export interface UpdateMessageArgs {
   metadata?: MessageMark;
 }
 
+/** A piece of a native stream: Markdown, a task card, a plan title, or blocks. */
+export type StreamChunk = Slack.AnyChunk;
+
+export interface StartStreamArgs {
+  channel: string;
+  /** The thread's parent ts: the streamed message is a reply in that thread. */
+  thread_ts: string;
+  /** Who the answer is for (the asker) and their workspace; Slack wants both in channels. */
+  recipient_user_id: string;
+  recipient_team_id: string;
+  /** What the message starts with (never empty). */
+  chunks: StreamChunk[];
+}
+
+export interface AppendStreamArgs {
+  channel: string;
+  /** The streaming message. */
+  ts: string;
+  chunks: StreamChunk[];
+}
+
+export interface StopStreamArgs {
+  channel: string;
+  ts: string;
+  /** The mark the message keeps (a stream cannot carry one before it stops). */
+  metadata?: MessageMark;
+}
+
 export interface EphemeralArgs {
   channel: string;
   /** The one person who sees it. */
@@ -162,6 +190,12 @@ export interface SlackWebApi {
   setSessionStatus(args: SessionStatusArgs): Promise<void>;
   /** `agents.sessions.rename`: the title, 1–200 characters. */
   renameSession(args: { channel_id: string; thread_ts: string; title: string }): Promise<void>;
+  /** `chat.startStream`: a new streaming message; resolves with its ts. */
+  startStream(args: StartStreamArgs): Promise<{ ts: string }>;
+  /** `chat.appendStream`: adds chunks to a streaming message. */
+  appendStream(args: AppendStreamArgs): Promise<void>;
+  /** `chat.stopStream`: ends a stream; the message stays as it was streamed. */
+  stopStream(args: StopStreamArgs): Promise<void>;
 }
 
 /** The bot's Web API calls over a WebClient (the Bolt app's, which carries the bot token). */
@@ -256,6 +290,20 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async renameSession({ title, ...where }) {
       await client.agents.sessions.rename({ ...where, title: quietMarkdown(title) });
+    },
+
+    async startStream(args) {
+      const answer = await client.chat.startStream(quietMessage(args));
+      return { ts: parseResponse("chat.startStream", PostedMessage, answer).ts };
+    },
+
+    async appendStream(args) {
+      await client.chat.appendStream(quietMessage(args));
+    },
+
+    async stopStream(args) {
+      // It carries no text: what the message shows was quieted as it was streamed.
+      await client.chat.stopStream(args);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { ReplyTarget } from "../bridge/ports.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -7,14 +8,17 @@ import { WithAgentSurface } from "../slack/agent-surface.js";
 import type { BoltApp } from "../slack/app.js";
 import { Installation } from "../slack/installation.js";
 import { questionMark } from "../slack/message-mark.js";
+import { NativeStream } from "../slack/native-stream.js";
 import { NoteGate } from "../slack/note-gate.js";
 import { Pacer } from "../slack/pacer.js";
 import { PostGate } from "../slack/post-gate.js";
 import { postOnce } from "../slack/post-once.js";
 import { PacedEdits } from "../slack/reply.js";
 import type { ReplyPayload } from "../slack/reply-blocks.js";
-import { findMarkedMessage } from "../slack/reply-lookup.js";
+import { ReplyChoice } from "../slack/reply-choice.js";
+import { findMarkedMessage, findUnmarkedReply } from "../slack/reply-lookup.js";
 import { CallScheduler } from "../slack/scheduler.js";
+import { StreamGate } from "../slack/stream-gate.js";
 import { SlackThreadHistory } from "../slack/thread-history.js";
 import { UserDirectory } from "../slack/user-directory.js";
 import { slackWebApi } from "../slack/web-api.js";
@@ -26,12 +30,18 @@ import { wireAgentSurface } from "./agent-surface.js";
  * the edit, post and note policies on it, the reply strategy, people and thread history, and
  * who may use the bot.
  */
+export interface SlackHooks {
+  /** The person stopped a streamed answer with Slack's own control: stop the turn. */
+  onStreamStopped?: (target: ReplyTarget) => void;
+}
+
 export function wireSlack(
   app: BoltApp,
   config: Config,
   clock: Clock,
   metrics: Metrics,
   logger: Logger,
+  hooks: SlackHooks = {},
 ) {
   const slack = slackWebApi(app.client);
   const scheduler = new CallScheduler({ clock });
@@ -50,14 +60,52 @@ export function wireSlack(
     onRateLimited: () => metrics.slackRateLimited.inc({ method: "chat.postMessage" }),
   });
   const agent = wireAgentSurface(slack, scheduler, metrics, logger);
-  const pacedEdits = new PacedEdits({
+  const onError = (error: unknown, what: string) =>
+    logger.warn({ err: errorText(error), what }, "reply update failed");
+  const edits = new PacedEdits({
     client: slack,
     pacer,
     postGate,
     findMessage: (where) => findMarkedMessage(slack, where),
-    onError: (error, what) => logger.warn({ err: errorText(error), what }, "reply update failed"),
+    onError,
   });
-  const replies = new WithAgentSurface(pacedEdits, agent);
+  const { streaming } = config.slack;
+  const native = streaming.enabled
+    ? new NativeStream({
+        slack,
+        gate: new StreamGate({
+          scheduler,
+          startsPerMinute: streaming.startsPerMinute,
+          appendsPerMinute: streaming.appendsPerMinute,
+          onRateLimited: (method) => metrics.slackRateLimited.inc({ method }),
+        }),
+        edits,
+        clock,
+        findUnmarked: async (where) => {
+          const { botId } = await installation.whoAmI();
+          return botId === undefined ? undefined : findUnmarkedReply(slack, { ...where, botId });
+        },
+        ...(hooks.onStreamStopped && { onStoppedByUser: hooks.onStreamStopped }),
+        onRefused: (target, reason) => {
+          choice.refuse(target, reason);
+          logger.warn(
+            { team: target.team, channel: target.channel, reason },
+            "Slack refused a stream",
+          );
+        },
+        onError,
+      })
+    : undefined;
+  const choice = new ReplyChoice({
+    edits,
+    native,
+    budgets: scheduler,
+    updatesPerMinute: config.slack.updatesPerMinute,
+    appendsPerMinute: streaming.appendsPerMinute,
+    onChosen: (_target, way) => metrics.replies.inc({ way }),
+  });
+  // Whichever way an answer is shown, Slack's status line and agent session follow it.
+  const replies = new WithAgentSurface(choice, agent);
   const notes = new NoteGate({
     scheduler,
     send: ({ threadTs, ...note }) =>
@@ -105,6 +153,7 @@ export function wireSlack(
     postGate,
     notes,
     replies,
+    native,
     postQuestion,
     users,
     installation,

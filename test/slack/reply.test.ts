@@ -133,6 +133,27 @@ describe("PacedEdits", () => {
     expect(s.recorded).toEqual({ posting: 1, parts: [["9.1"]] });
   });
 
+  it("puts words written while the placeholder waited for its turn on it, posting it once", async () => {
+    const s = setup();
+    // A channel takes two posts back to back; the third reply's waits a second.
+    const replies = [
+      s.render({ turnId: "a" }),
+      s.render({ turnId: "b" }),
+      s.render({ turnId: "c" }),
+    ];
+    const opened = replies.map((r) => r.open(view("", { kind: "starting" })));
+    await s.clock.advance(0);
+    replies[2]?.show(view("First words"));
+    await s.clock.advance(1_000);
+    await Promise.all(opened);
+    await s.clock.advance(1_000);
+    expect(s.calls).toEqual([
+      { method: "post", ts: "9.1", text: "Starting…" },
+      { method: "post", ts: "9.2", text: "Starting…" },
+      { method: "post", ts: "9.3", text: "First words" },
+    ]);
+  });
+
   it("continues a long answer in further messages, recording each", async () => {
     const s = setup();
     const reply = s.render();

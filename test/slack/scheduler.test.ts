@@ -224,6 +224,29 @@ describe("CallScheduler", () => {
     expect(times(p)).toEqual([0, 1_000]);
   });
 
+  it("says how long a method's next call would wait in a workspace, taking nothing", async () => {
+    const { clock, scheduler, method } = setup();
+    const start = method("chat.startStream", { perMinute: 20, burst: 2 });
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(0);
+    start("T1", "a", "a");
+    start("T1", "b", "b");
+    await clock.advance(0);
+    // The burst is spent: the next token comes 3 s later at 20 a minute.
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(3_000);
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(3_000);
+    // A call already waiting goes first.
+    start("T1", "c", "c");
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(6_000);
+    expect(scheduler.waitFor("T2", "chat.startStream")).toBe(0);
+    await clock.advance(3_000);
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(3_000);
+    const limitedStart = start("T1", "d", "d", limited(30));
+    await clock.advance(3_000);
+    expect(limitedStart.calls).toHaveLength(1);
+    expect(scheduler.waitFor("T1", "chat.startStream")).toBe(30_000);
+    expect(() => scheduler.waitFor("T1", "chat.nothing")).toThrow();
+  });
+
   it("refuses a second policy for a method and an impossible budget", () => {
     const { scheduler } = setup();
     scheduler.register("chat.update", { perMinute: 60, burst: 1 });

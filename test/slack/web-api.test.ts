@@ -6,7 +6,7 @@ import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/se
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
 import { questionMark, replyMark } from "../../src/slack/message-mark.js";
 import { buildReply, STOP_ACTION_ID } from "../../src/slack/reply-blocks.js";
-import { findMarkedMessage } from "../../src/slack/reply-lookup.js";
+import { findMarkedMessage, findUnmarkedReply } from "../../src/slack/reply-lookup.js";
 import { SlackResponseError, type SlackWebApi, slackWebApi } from "../../src/slack/web-api.js";
 
 /** The bot's Web API adapters over a real WebClient, against the fake Slack on 127.0.0.1. */
@@ -232,6 +232,33 @@ describe("the Web API adapters against the fake Slack", () => {
       },
     ]);
     expect(update?.args.text).toBe("Hey @channel @here @everyone @team <@U123>");
+  });
+
+  it("streams a reply whose chunks notify nobody, stops it with its mark, and finds it unmarked before", async () => {
+    const { ts } = await slack.startStream({
+      channel: CHANNEL,
+      thread_ts: THREAD,
+      recipient_user_id: "U1",
+      recipient_team_id: "T0001",
+      chunks: [
+        { type: "task_update", id: "s1", title: "Ask <!here>", status: "in_progress" },
+        { type: "markdown_text", text: "Hi <!channel> and <@U2|ada> " },
+      ],
+    });
+    await slack.appendStream({
+      channel: CHANNEL,
+      ts,
+      chunks: [{ type: "markdown_text", text: "then <!subteam^S1|@team>." }],
+    });
+    expect(fake.threadTranscript(CHANNEL, THREAD)).toEqual([
+      "Ask @here\nHi @channel and @ada then @team.",
+    ]);
+    const where = { channel: CHANNEL, threadTs: THREAD, after: THREAD, botId: fake.botId };
+    expect(await findUnmarkedReply(slack, where)).toBe(ts);
+    expect(await findUnmarkedReply(slack, { ...where, after: ts })).toBeUndefined();
+    await slack.stopStream({ channel: CHANNEL, ts, metadata: replyMark("t9", 0) });
+    expect(await findUnmarkedReply(slack, where)).toBeUndefined();
+    expect(await findMarkedMessage(slack, { ...where, mark: replyMark("t9", 0) })).toBe(ts);
   });
 
   it("leaves Slack's refusals as the WebClient's errors, told apart as before", async () => {

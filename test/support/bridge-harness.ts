@@ -171,6 +171,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ASSISTANT_ID,
       DATABASE_PATH: databasePath,
       LOG_LEVEL: "debug",
+      // Replies are edited unless a test turns streaming on (SLACK_STREAMING=auto).
+      SLACK_STREAMING: "off",
       ...(options.socketMode ? { SLACK_APP_TOKEN: APP_TOKEN } : {}),
       ...extraEnv,
     };

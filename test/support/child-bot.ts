@@ -80,6 +80,8 @@ export function childEnv(options: ChildBotEnv): Record<string, string> {
     ASSISTANT_ID: CHILD_ASSISTANT_ID,
     DATABASE_PATH: options.databasePath,
     LOG_LEVEL: "debug",
+    // Replies are edited unless a test turns streaming on (SLACK_STREAMING=auto).
+    SLACK_STREAMING: "off",
     ...options.extra,
   };
 }

@@ -1,0 +1,70 @@
+import { PostGate } from "./post-gate.js";
+import type { CallScheduler } from "./scheduler.js";
+
+export interface StreamGateOptions {
+  /** The scheduler every Slack call of the bot goes through. */
+  scheduler: CallScheduler;
+  /**
+   * `chat.startStream` calls per minute per workspace, and as many `chat.stopStream` calls;
+   * default 16 (both are Tier 2, about 20 a minute).
+   */
+  startsPerMinute?: number;
+  /** `chat.appendStream` calls per minute per workspace; default 80 (Tier 4, about 100). */
+  appendsPerMinute?: number;
+  /** Least time between two appends to one message, ms; default 1_000. */
+  appendIntervalMs?: number;
+  /** Metrics hook: Slack answered 429 to a stream method. */
+  onRateLimited?: (method: string) => void;
+}
+
+export const START = "chat.startStream";
+export const APPEND = "chat.appendStream";
+export const STOP = "chat.stopStream";
+
+/**
+ * The three stream methods on the call scheduler, each on its own budget, as gates of the
+ * post gate's kind: one queue per key at its own pace, a 429 waited out and the same call
+ * repeated (its payload is made when it goes). Starts queue per channel (they post a
+ * message); appends and stops per message. An append is never sent twice after a failure
+ * whose outcome is unknown (its text could show twice): the reply decides what follows.
+ */
+export class StreamGate {
+  readonly starts: PostGate;
+  readonly appends: PostGate;
+  readonly stops: PostGate;
+
+  constructor(options: StreamGateOptions) {
+    const { scheduler, onRateLimited } = options;
+    const tier2 = options.startsPerMinute ?? 16;
+    const hook = (method: string) =>
+      onRateLimited && { onRateLimited: () => onRateLimited(method) };
+    this.starts = new PostGate({
+      scheduler,
+      method: START,
+      pauses: "method",
+      workspacePerMinute: tier2,
+      workspaceBurst: Math.min(3, tier2),
+      ...hook(START),
+    });
+    this.appends = new PostGate({
+      scheduler,
+      method: APPEND,
+      pauses: "method",
+      perSecond: 1_000 / (options.appendIntervalMs ?? 1_000),
+      burst: 1,
+      workspacePerMinute: options.appendsPerMinute ?? 80,
+      workspaceBurst: 5,
+      retries: 0,
+      ...hook(APPEND),
+    });
+    this.stops = new PostGate({
+      scheduler,
+      method: STOP,
+      pauses: "method",
+      workspacePerMinute: tier2,
+      workspaceBurst: Math.min(3, tier2),
+      retries: 2,
+      ...hook(STOP),
+    });
+  }
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import type {
+  ReplyRecorder,
+  ReplyRenderer,
+  ReplyStrategy,
+  ReplyTarget,
+  ReplyView,
+} from "../../src/bridge/ports.js";
+import type { NativeStream } from "../../src/slack/native-stream.js";
+import { ReplyChoice } from "../../src/slack/reply-choice.js";
+
+/** A strategy that only says which way each reply went and what it was asked. */
+class Way implements ReplyStrategy {
+  readonly used: string[] = [];
+  readonly resumed: string[] = [];
+
+  constructor(private readonly name: string) {}
+
+  render(target: ReplyTarget): ReplyRenderer {
+    this.used.push(target.turnId);
+    return {
+      open: async () => {},
+      show: () => {},
+      finish: async () => {},
+    };
+  }
+
+  async resume(target: ReplyTarget, _recorder: ReplyRecorder): Promise<ReplyRenderer> {
+    this.resumed.push(target.turnId);
+    return this.render(target);
+  }
+
+  toString(): string {
+    return this.name;
+  }
+}
+
+const recorder: ReplyRecorder = { parts: () => {}, posting: () => {} };
+const working: ReplyView = { body: "", phase: { kind: "starting" }, notes: [] };
+
+function setup(waits: Record<string, number> = {}) {
+  const stream = new Way("stream");
+  const edits = new Way("edits");
+  const wait = { ...waits };
+  const choice = new ReplyChoice({
+    edits,
+    native: stream as unknown as NativeStream,
+    budgets: { waitFor: (_team, method) => wait[method] ?? 0 },
+    updatesPerMinute: 40,
+    appendsPerMinute: 80,
+  });
+  let n = 0;
+  const reply = (more: Partial<ReplyTarget> = {}) => {
+    const turnId = `t${++n}`;
+    const target: ReplyTarget = {
+      turnId,
+      team: "T1",
+      channel: "C1",
+      threadTs: "1.1",
+      asker: "U1",
+      parts: [],
+      ...more,
+    };
+    return { turnId, renderer: choice.render(target, recorder) };
+  };
+  /** Opens a reply and says which way it went. */
+  const open = async (more: Partial<ReplyTarget> = {}, view = working) => {
+    const { turnId, renderer } = reply(more);
+    await renderer.open(view);
+    return { way: stream.used.includes(turnId) ? "stream" : "edits", renderer };
+  };
+  return { stream, edits, wait, choice, reply, open };
+}
+
+describe("ReplyChoice", () => {
+  it("shares the load between streams and edits by what each budget gives an answer", async () => {
+    const s = setup();
+    const ways: string[] = [];
+    const open: ReplyRenderer[] = [];
+    for (let i = 0; i < 6; i++) {
+      const { way, renderer } = await s.open();
+      ways.push(way);
+      open.push(renderer);
+    }
+    // 80 appends a minute against 40 edits: two streams for each edited answer.
+    expect(ways).toEqual(["stream", "stream", "edits", "stream", "stream", "edits"]);
+    // Answers that finished no longer count.
+    for (const renderer of open) await renderer.finish(working);
+    expect((await s.open()).way).toBe("stream");
+  });
+
+  it("edits once the Tier 2 budget of starts or stops would hold the placeholder back", async () => {
+    const s = setup({ "chat.startStream": 1_001 });
+    expect((await s.open()).way).toBe("edits");
+    s.wait["chat.startStream"] = 1_000;
+    expect((await s.open()).way).toBe("stream");
+    s.wait["chat.stopStream"] = 5_000;
+    expect((await s.open()).way).toBe("edits");
+  });
+
+  it("edits a reply queued behind another, one without an asker, and one that ends unopened", async () => {
+    const s = setup();
+    const queued: ReplyView = { ...working, phase: { kind: "queued", ahead: 1, where: "thread" } };
+    expect((await s.open({}, queued)).way).toBe("edits");
+    expect((await s.open({ asker: "" })).way).toBe("edits");
+    const { turnId, renderer } = s.reply();
+    await renderer.finish({ ...working, phase: { kind: "stopped" } });
+    expect(s.edits.used).toContain(turnId);
+  });
+
+  it("resumes a reply that has messages through the stream's resume (it stops what may stream)", async () => {
+    const s = setup();
+    const { turnId, renderer } = s.reply({ parts: ["9.1"] });
+    await renderer.open(working);
+    expect(s.stream.resumed).toEqual([turnId]);
+    const attempted = s.reply({ postsAttempted: 1 });
+    await attempted.renderer.open(working);
+    expect(s.stream.resumed).toEqual([turnId, attempted.turnId]);
+  });
+
+  it("stops streaming where Slack refused: in the channel, or in the whole workspace", async () => {
+    const s = setup();
+    const target = { turnId: "x", team: "T1", channel: "C1", threadTs: "1", parts: [] };
+    s.choice.refuse(target, "channel_type_not_supported");
+    expect((await s.open()).way).toBe("edits");
+    expect((await s.open({ channel: "C2" })).way).toBe("stream");
+    s.choice.refuse(target, "missing_scope");
+    expect((await s.open({ channel: "C2" })).way).toBe("edits");
+    expect((await s.open({ team: "T2" })).way).toBe("stream");
+  });
+
+  it("edits every reply when streaming is off", async () => {
+    const edits = new Way("edits");
+    const choice = new ReplyChoice({
+      edits,
+      native: undefined,
+      budgets: { waitFor: () => 0 },
+      updatesPerMinute: 40,
+      appendsPerMinute: 80,
+    });
+    const target = {
+      turnId: "a",
+      team: "T1",
+      channel: "C1",
+      threadTs: "1",
+      asker: "U1",
+      parts: [],
+    };
+    await choice.render(target, recorder).open(working);
+    expect(edits.used).toEqual(["a"]);
+  });
+});

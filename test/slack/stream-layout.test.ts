@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import {
+  continuation,
+  DEFAULT_STREAM_LIMITS,
+  nextText,
+  type StreamPart,
+  streamableEnd,
+} from "../../src/slack/stream-layout.js";
+
+/**
+ * Streams `answer` as it grows by `step` characters at a time, the way the reply does: what
+ * each message received, and the decorations (fences) each cut added.
+ */
+function stream(answer: string, step: number, limits = DEFAULT_STREAM_LIMITS) {
+  const messages: string[] = [];
+  let part: StreamPart = { start: 0, reopen: "", sent: 0 };
+  messages.push("");
+  for (let written = step; ; written = Math.min(answer.length, written + step)) {
+    for (;;) {
+      const next = nextText(answer.slice(0, written), part, limits);
+      messages[messages.length - 1] += next.append;
+      part = { ...part, sent: next.sent };
+      if (!next.next) break;
+      part = { start: next.next.start, reopen: next.next.reopen, sent: 0 };
+      messages.push(next.next.reopen);
+    }
+    if (written === answer.length) break;
+  }
+  return { messages, streamed: part.start + part.sent };
+}
+
+const fences = (text: string) => (text.match(/^```/gm) ?? []).length;
+
+describe("streamableEnd", () => {
+  it("holds back the word still being written", () => {
+    expect(streamableEnd("Hello wor", 0)).toBe(6);
+    expect(streamableEnd("Hello world ", 0)).toBe(12);
+    expect(streamableEnd("Hello", 0)).toBe(0);
+  });
+
+  it("holds back Slack markup not yet closed on the last line", () => {
+    expect(streamableEnd("Tell <!chan", 0)).toBe(5);
+    expect(streamableEnd("Tell <", 0)).toBe(5);
+    expect(streamableEnd("a <b> c ", 0)).toBe(8);
+  });
+
+  it("lets a very long run without spaces go rather than hold it forever", () => {
+    const run = "x".repeat(300);
+    expect(streamableEnd(run, 0)).toBe(300);
+  });
+});
+
+describe("nextText", () => {
+  it("appends what is written, word by word, within the soft limit", () => {
+    const part = { start: 0, reopen: "", sent: 0 };
+    expect(nextText("The first words of", part, DEFAULT_STREAM_LIMITS)).toEqual({
+      append: "The first words ",
+      sent: 16,
+    });
+    expect(nextText("The first words of", { ...part, sent: 16 }, DEFAULT_STREAM_LIMITS)).toEqual({
+      append: "",
+      sent: 16,
+    });
+  });
+
+  it("ends a message past the soft limit at the first line that ends outside code", () => {
+    const limits = { softLimit: 40, hardLimit: 1_000 };
+    const answer = `${"a".repeat(30)}\n${"b ".repeat(10)}\nnext line here\n`;
+    const step = nextText(answer, { start: 0, reopen: "", sent: 0 }, limits);
+    expect(step.next).toEqual({ start: 52, reopen: "" });
+    expect(step.append).toBe(answer.slice(0, 52));
+  });
+
+  it("keeps a code block that crosses the soft limit in one message when it fits", () => {
+    const limits = { softLimit: 40, hardLimit: 1_000 };
+    const code = `\`\`\`js\n${"let x = 1;\n".repeat(10)}\`\`\`\n`;
+    const answer = `${"intro ".repeat(5)}\n${code}after the code\n`;
+    const { messages } = stream(answer, 7, limits);
+    expect(messages[0]).toBe(`${"intro ".repeat(5)}\n${code}`);
+    expect(messages.join("")).toBe(answer.slice(0, messages.join("").length));
+  });
+
+  it("closes a code block too long for one message and reopens it in the next", () => {
+    const limits = { softLimit: 200, hardLimit: 600 };
+    const code = `\`\`\`python\n${Array.from({ length: 80 }, (_, i) => `print(${i})`).join("\n")}\n\`\`\``;
+    const answer = `Here it is:\n\n${code}\n\nDone.`;
+    const { messages } = stream(answer, 13, limits);
+    expect(messages.length).toBeGreaterThan(2);
+    for (const message of messages) {
+      expect(message.length).toBeLessThanOrEqual(limits.hardLimit);
+      expect(fences(message) % 2).toBe(0);
+    }
+    expect(messages[1]?.startsWith("```python\n")).toBe(true);
+    // Without the fences the cuts added, the messages are the answer, in order.
+    const undecorated = messages
+      .map((m, i) => (i === 0 ? m : m.replace(/^```python\n/, "")))
+      .map((m, i, all) => (i < all.length - 1 ? m.replace(/```$/, "") : m))
+      .join("");
+    expect(answer.startsWith(undecorated)).toBe(true);
+    expect(undecorated.length).toBeGreaterThan(answer.length - 10);
+  });
+
+  it("never lets a message grow past the hard limit, even in one endless line", () => {
+    const limits = { softLimit: 100, hardLimit: 400 };
+    const answer = `${"word ".repeat(300)}`;
+    const { messages } = stream(answer, 50, limits);
+    for (const message of messages) expect(message.length).toBeLessThanOrEqual(400);
+    expect(messages.join("")).toBe(answer.slice(0, messages.join("").length));
+  });
+});
+
+describe("continuation", () => {
+  it("begins the next message where the stream ended, inside the code block it was in", () => {
+    const answer = "Intro\n```sh\necho 1\necho 2\n";
+    expect(continuation(answer, { start: 0, reopen: "", sent: 19 })).toEqual({
+      start: 19,
+      reopen: "```sh\n",
+    });
+    expect(continuation(answer, { start: 0, reopen: "", sent: 6 })).toEqual({
+      start: 6,
+      reopen: "",
+    });
+  });
+});
