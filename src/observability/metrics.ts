@@ -68,6 +68,7 @@ export function createMetrics() {
       name: "bridge_feedback_total",
       help: "Presses of the feedback buttons under answers that were recorded, by value (positive, negative); a person pressing again counts again.",
       labelNames: ["value"] as const,
+      registers: [registry],
     }),
     replies: new Counter({
       name: "bridge_slack_replies_total",
