@@ -26,56 +26,47 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "bridge_" });
   let sources: GaugeSources | undefined;
+  /** A counter on this registry, with at most one label. */
+  const counter = <L extends string>(name: string, help: string, label?: L) =>
+    new Counter<L>({ name, help, labelNames: label ? [label] : [], registers: [registry] });
 
   const m = {
     registry,
-    turns: new Counter({
-      name: "bridge_turns_total",
-      help: "Answered Slack messages by outcome (completed, failed, stopped, error).",
-      labelNames: ["outcome"] as const,
-      registers: [registry],
-    }),
-    runs: new Counter({
-      name: "bridge_runs_total",
-      help: "Runs that reached an end status, by status.",
-      labelNames: ["status"] as const,
-      registers: [registry],
-    }),
-    inbound: new Counter({
-      name: "bridge_inbound_total",
-      help: "Slack messages received, by what was done with them (accepted, duplicate, ignored, malformed, refused, over_limit, deferred).",
-      labelNames: ["result"] as const,
-      registers: [registry],
-    }),
-    slackRateLimited: new Counter({
-      name: "bridge_slack_rate_limited_total",
-      help: "429 answers from Slack.",
-      labelNames: ["method"] as const,
-      registers: [registry],
-    }),
-    serviceRateLimited: new Counter({
-      name: "bridge_service_rate_limited_total",
-      help: "429 answers from the assistant service.",
-      registers: [registry],
-    }),
-    edits: new Counter({
-      name: "bridge_slack_edits_total",
-      help: "chat.update calls that landed, by kind (interim, final).",
-      labelNames: ["kind"] as const,
-      registers: [registry],
-    }),
-    feedback: new Counter({
-      name: "bridge_feedback_total",
-      help: "Presses of the feedback buttons under answers that were recorded, by value (positive, negative); a person pressing again counts again.",
-      labelNames: ["value"] as const,
-      registers: [registry],
-    }),
-    replies: new Counter({
-      name: "bridge_slack_replies_total",
-      help: "Answers by the way they were shown: stream (native streaming) or edits (chat.update).",
-      labelNames: ["way"] as const,
-      registers: [registry],
-    }),
+    turns: counter(
+      "bridge_turns_total",
+      "Answered Slack messages by outcome (completed, failed, stopped, error).",
+      "outcome",
+    ),
+    runs: counter("bridge_runs_total", "Runs that reached an end status, by status.", "status"),
+    inbound: counter(
+      "bridge_inbound_total",
+      "Slack messages received, by what was done with them (accepted, duplicate, ignored, malformed, refused, over_limit, deferred).",
+      "result",
+    ),
+    slackRateLimited: counter(
+      "bridge_slack_rate_limited_total",
+      "429 answers from Slack.",
+      "method",
+    ),
+    serviceRateLimited: counter(
+      "bridge_service_rate_limited_total",
+      "429 answers from the assistant service.",
+    ),
+    edits: counter(
+      "bridge_slack_edits_total",
+      "chat.update calls that landed, by kind (interim, final).",
+      "kind",
+    ),
+    feedback: counter(
+      "bridge_feedback_total",
+      "Presses of the feedback buttons under answers that were recorded, by value (positive, negative); a person pressing again counts again.",
+      "value",
+    ),
+    replies: counter(
+      "bridge_slack_replies_total",
+      "Answers by the way they were shown: stream (native streaming) or edits (chat.update).",
+      "way",
+    ),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",
       help: "From the question's arrival to the first answer text the bot handed to Slack.",
