@@ -1,39 +1,18 @@
 import { describe, expect, it, vi } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import { Relay } from "../../src/bridge/relay.js";
-import { TurnContent } from "../../src/bridge/turn-content.js";
-import { TurnRunner } from "../../src/bridge/turn-runner.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import type { Stores } from "../../src/store/stores.js";
-import { FakeReplies } from "../support/fake-replies.js";
-import { FakeService } from "../support/fake-service.js";
+import { fakeCore, quiet } from "../support/fake-core.js";
 import { ManualClock } from "../support/manual-clock.js";
-
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
   const clock = new ManualClock();
-  const { turns, conversations, settings } = stores;
-  const service = new FakeService();
-  const replies = new FakeReplies();
-  const content = new TurnContent({
-    history: undefined,
-    turns,
-    conversations,
-    logger: quiet,
-    budgetChars: 0,
-  });
-  const runner = new TurnRunner({
-    service,
-    relay: new Relay(service),
-    turns,
-    conversations,
-    settings,
-    content,
-    logger: quiet,
-    limits: { maxMessageChars: 1_000, runTimeoutMs: 60_000, serviceOutageMs: 60_000 },
-    clock,
+  const { turns, conversations } = stores;
+  const { service, replies, runner } = fakeCore(stores, clock, {
+    maxMessageChars: 1_000,
+    runTimeoutMs: 60_000,
+    serviceOutageMs: 60_000,
   });
   const bridge = new Bridge({
     conversations,

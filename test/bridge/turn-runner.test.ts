@@ -1,41 +1,23 @@
 import { describe, expect, it } from "vitest";
 import type { LiveTurn } from "../../src/bridge/live-turn.js";
-import { Relay } from "../../src/bridge/relay.js";
-import { TurnContent } from "../../src/bridge/turn-content.js";
 import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
-import { TurnRunner } from "../../src/bridge/turn-runner.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import type { Turn } from "../../src/store/turn.js";
-import { FakeReplies, liveTurn } from "../support/fake-replies.js";
-import { FakeService, FakeServiceError, type ServiceCall } from "../support/fake-service.js";
+import { fakeCore } from "../support/fake-core.js";
+import { liveTurn } from "../support/fake-replies.js";
+import { FakeServiceError, type ServiceCall } from "../support/fake-service.js";
 import { ManualClock } from "../support/manual-clock.js";
 
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const KEY = { team: "T1", channel: "C1", threadTs: "100.000001" };
 
 function setup() {
   const clock = new ManualClock();
   const stores = memoryStores(() => clock.now());
-  const { turns, conversations, settings } = stores;
-  const service = new FakeService();
-  const replies = new FakeReplies();
-  const content = new TurnContent({
-    history: undefined,
-    turns,
-    conversations,
-    logger: quiet,
-    budgetChars: 0,
-  });
-  const runner = new TurnRunner({
-    service,
-    relay: new Relay(service),
-    turns,
-    conversations,
-    settings,
-    content,
-    logger: quiet,
-    limits: { maxMessageChars: 100, runTimeoutMs: 60_000, serviceOutageMs: 30_000 },
-    clock,
+  const { turns, conversations } = stores;
+  const { service, replies, runner } = fakeCore(stores, clock, {
+    maxMessageChars: 100,
+    runTimeoutMs: 60_000,
+    serviceOutageMs: 30_000,
   });
   const conversation = conversations.ensure(KEY, "asst-1");
   const turn = (text = "What is up?"): Turn =>
