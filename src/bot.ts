@@ -5,14 +5,17 @@ import { boltLogger, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { opsRoutes } from "./observability/routes.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
+import { problemNote } from "./people/link-notices.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
+import type { Turn } from "./store/turn.js";
 import { type Clock, systemClock } from "./time.js";
 import { wireCore } from "./wiring/core.js";
 import { registerListeners } from "./wiring/listeners.js";
+import { wirePeople } from "./wiring/people.js";
 import { wireService } from "./wiring/service.js";
 import { errorText, wireSlack } from "./wiring/slack.js";
 
@@ -38,7 +41,12 @@ export interface Bot {
 export function createBot(config: Config, logger: Logger, clock: Clock = systemClock): Bot {
   const metrics = createMetrics();
   const stores = openSqliteStores(config.databasePath, () => clock.now());
-  const service = wireService(config, clock, metrics);
+  // People's tokens are keyed by the installation's workspace, known once Slack is wired below.
+  const people = wirePeople(config, stores, logger, () => slack.installation.workspace());
+  const service = wireService(config, clock, metrics, {
+    credentials: people.identities,
+    logger,
+  });
 
   // The Slack check reads the app's connection, which exists once the app is built below.
   let connection: SlackConnection | undefined;
@@ -84,9 +92,36 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     service: service.service,
     replies: slack.replies,
     history: slack.history,
+    assistantFor: (inbound) => people.assistants.forNewConversation(inbound),
+    onTurnFinished: (turn) => tellLinkProblem(turn),
   });
+  /**
+   * A person whose own token failed one of their turns, or who asked in a conversation that
+   * is not theirs to continue, is told privately, once.
+   */
+  const tellLinkProblem = (turn: Turn) => {
+    const problem = people.notices.take(turn.team, turn.user);
+    if (problem === undefined) return;
+    const { team, channel, user, threadTs } = turn;
+    slack.notes.tell({
+      team,
+      channel,
+      user,
+      threadTs,
+      text: problemNote(problem, config.people.linkTokenHelp),
+    });
+  };
 
-  registerListeners(app, { config, stores, bridge, slack, metrics, logger });
+  registerListeners(app, {
+    config,
+    stores,
+    bridge,
+    slack,
+    metrics,
+    logger,
+    people,
+    service: service.service,
+  });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,
@@ -101,6 +136,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     connection,
     logger,
     clock,
+    warm: () => slack.installation.whoAmI(),
     retention: new Retention({
       turns: stores.turns,
       feedback: stores.feedback,

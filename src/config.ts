@@ -1,5 +1,8 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { type PeopleConfig, PeopleSettingError, readPeopleConfig } from "./config-people.js";
+
+export type { AssistantChoice, IdentityMode, PeopleConfig } from "./config-people.js";
 
 /**
  * The only reader of the environment. Every setting is validated here; a missing or
@@ -95,6 +98,8 @@ export interface Config {
      */
     threadContextChars: number;
   };
+  /** People's own tokens, the identity mode and the assistants to choose from (config-people.ts). */
+  people: PeopleConfig;
   /** Slack's agent surface: the app's Messages tab. */
   agent: {
     /**
@@ -330,6 +335,15 @@ function suggestedPrompts(env: Env): SuggestedPrompts {
   throw new ConfigError(`SUGGESTED_PROMPTS is malformed: ${issues?.[0]?.message ?? SHAPE}.`);
 }
 
+function people(env: Env, assistantId: string): PeopleConfig {
+  try {
+    return readPeopleConfig(env, assistantId);
+  } catch (error) {
+    if (error instanceof PeopleSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 /**
  * Every secret the settings hold, for the log scrubber: whatever its shape, none of them may
  * reach a log line. A new secret setting belongs here too.
@@ -342,6 +356,9 @@ export function configuredSecrets(config: Config): string[] {
     signingSecret,
     config.service.token,
     config.ops.metricsToken,
+    // The key in both base64 alphabets, whichever the operator wrote.
+    config.people.encryptionKey?.toString("base64"),
+    config.people.encryptionKey?.toString("base64url"),
   ];
   return secrets.filter((s): s is string => s !== undefined && s !== "");
 }
@@ -380,6 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
   );
 
   const port = read(env, "PORT", positiveInt("PORT", 0, 65535), "3000");
+  const assistantId = read(env, "ASSISTANT_ID", z.string().trim().min(1));
 
   return {
     slack: {
@@ -409,7 +427,7 @@ export function loadConfig(env: Env = process.env): Config {
           env,
           "SLACK_STREAM_STARTS_PER_MINUTE",
           positiveInt("SLACK_STREAM_STARTS_PER_MINUTE", 1, 1000),
-          "16",
+          "18",
         ),
         appendsPerMinute: read(
           env,
@@ -427,7 +445,7 @@ export function loadConfig(env: Env = process.env): Config {
     service: {
       baseUrl: readSecureUrl(env, "ASSISTANT_API_URL").replace(/\/+$/, ""),
       token: serviceToken,
-      assistantId: read(env, "ASSISTANT_ID", z.string().trim().min(1)),
+      assistantId,
       runStartsPerMinute: read(
         env,
         "ASSISTANT_RUN_STARTS_PER_MINUTE",
@@ -473,6 +491,7 @@ export function loadConfig(env: Env = process.env): Config {
         "12000",
       ),
     },
+    people: people(env, assistantId),
     agent: { suggestedPrompts: suggestedPrompts(env) },
   };
 }

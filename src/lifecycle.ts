@@ -21,6 +21,12 @@ export interface LifecycleParts {
   clock: Clock;
   /** Purges old turns' texts: at start, then hourly, until the stop. */
   retention: Retention;
+  /**
+   * Asked once the token is known good, before any event: what the first event's
+   * acknowledgement would otherwise wait on (who the bot is, for admission). A failure is
+   * left for that event to meet again.
+   */
+  warm?: () => Promise<unknown>;
   /** What to release once Slack is stopped, in order (schedulers, clients, the store). */
   release: (() => void | Promise<void>)[];
 }
@@ -39,6 +45,7 @@ export function botLifecycle(parts: LifecycleParts) {
     /** Starts Slack and resumes unfinished turns; resolves with the HTTP and ops ports. */
     async start(): Promise<{ port: number; opsPort: number }> {
       await verifySlackToken(app, config.slack.apiUrl);
+      await parts.warm?.().catch(() => undefined);
       if (config.ops.server) opsServer = await startOpsServer(parts.routes, config.ops.server);
       let port: number;
       if (config.slack.appToken) {

@@ -30,15 +30,42 @@ const MIN_SECRET_CHARS = 8;
 
 /** A function that masks every one of `secrets` and every token shape in a text. */
 export function secretScrubber(secrets: readonly string[]): (text: string) => string {
-  // Longest first, so the escaped form of a secret is taken whole, not its unescaped prefix.
-  const usable = secrets.filter((s) => s.length >= MIN_SECRET_CHARS);
-  const literal = [...new Set(usable.flatMap(forms))]
-    .sort((a, b) => b.length - a.length)
-    .map(escapeRegExp);
-  const known = literal.length > 0 ? new RegExp(literal.join("|"), "g") : undefined;
-  return (text) => {
+  const known = new KnownSecrets(secrets);
+  return (text) => known.scrub(text);
+}
+
+/**
+ * The secrets a logger masks, which may grow while the bot runs: a person's linked access
+ * token is learnt the moment the bot holds it in clear (people/token-vault.ts).
+ */
+export class KnownSecrets {
+  private readonly secrets = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  constructor(secrets: readonly string[] = []) {
+    for (const secret of secrets) this.secrets.add(secret);
+    this.build();
+  }
+
+  /** Masks `secret` in every line from now on. */
+  learn(secret: string): void {
+    if (secret.length < MIN_SECRET_CHARS || this.secrets.has(secret)) return;
+    this.secrets.add(secret);
+    this.build();
+  }
+
+  scrub(text: string): string {
     // Configured secrets first and whole: a shape could otherwise stop inside one.
-    const masked = known ? text.replace(known, "[redacted]") : text;
+    const masked = this.pattern ? text.replace(this.pattern, "[redacted]") : text;
     return masked.replace(SHAPES, (match) => `${match.slice(0, 5)}…[redacted]`);
-  };
+  }
+
+  private build(): void {
+    // Longest first, so the escaped form of a secret is taken whole, not its unescaped prefix.
+    const usable = [...this.secrets].filter((s) => s.length >= MIN_SECRET_CHARS);
+    const literal = [...new Set(usable.flatMap(forms))]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp);
+    this.pattern = literal.length > 0 ? new RegExp(literal.join("|"), "g") : undefined;
+  }
 }

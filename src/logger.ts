@@ -2,7 +2,7 @@ import type { Logger as BoltLogger, LogLevel as BoltLogLevel } from "@slack/bolt
 import { pino } from "pino";
 import pretty from "pino-pretty";
 import type { LogLevel } from "./config.js";
-import { secretScrubber } from "./log-scrub.js";
+import { KnownSecrets } from "./log-scrub.js";
 
 export type Logger = pino.Logger;
 
@@ -40,7 +40,8 @@ const REDACT = [
 
 export function createLogger(options: LoggerOptions): Logger {
   const { level, secrets, pretty: usePretty, destination } = options;
-  const scrub = secretScrubber(secrets);
+  const known = new KnownSecrets(secrets);
+  const scrub = (text: string) => known.scrub(text);
   const pinoOptions: pino.LoggerOptions = {
     level,
     redact: { paths: REDACT, censor: "[redacted]" },
@@ -49,6 +50,26 @@ export function createLogger(options: LoggerOptions): Logger {
     // whatever field a library error put it, before the pretty printer or stdout sees it.
     hooks: { streamWrite: scrub },
   };
+  const logger = build(pinoOptions, usePretty, destination);
+  learners.set(logger, known);
+  return logger;
+}
+
+/**
+ * Teaches a logger made by createLogger one more secret to mask (a person's token, once the
+ * bot holds it); a logger made otherwise (a test's) has nothing to learn.
+ */
+export function learnSecret(logger: Logger, secret: string): void {
+  learners.get(logger)?.learn(secret);
+}
+
+const learners = new WeakMap<Logger, KnownSecrets>();
+
+function build(
+  pinoOptions: pino.LoggerOptions,
+  usePretty: boolean | undefined,
+  destination: NodeJS.WritableStream | undefined,
+): Logger {
   const readable = usePretty ?? (destination === undefined && process.stdout.isTTY === true);
   if (readable) {
     return pino(

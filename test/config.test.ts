@@ -34,7 +34,7 @@ describe("loadConfig", () => {
   it("streams answers where it can by default, within Tier 2 and Tier 4, and reads SLACK_STREAMING", () => {
     expect(loadConfig(base).slack.streaming).toEqual({
       enabled: true,
-      startsPerMinute: 16,
+      startsPerMinute: 18,
       appendsPerMinute: 80,
     });
     const set = loadConfig({

@@ -20,6 +20,8 @@ export class LiveTurn {
   stopping: Promise<boolean> | undefined;
   /** The run outlived the time limit and was stopped for it. */
   timedOut = false;
+  /** Why Slack would not show the reply: the turn's work stops, and it ends with this. */
+  unshown: unknown;
   /** Aborts the turn's waits (budget queue, thread read, outage backoff), never a POST in flight. */
   readonly waits = new AbortController();
 

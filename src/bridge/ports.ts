@@ -18,13 +18,23 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Fairness key in the service budget: the Slack person the call is for. */
   party?: string;
+  /**
+   * Whose the call's service thread is (conversation.serviceThreadOwner), when known: the
+   * service answers a thread only to the token that created it, so the call is sent with
+   * that identity, or not at all (a failure of kind `authentication` with `threadOwner`).
+   */
+  threadOwner?: string;
   onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
   /**
    * Called synchronously just before the request leaves (after its wait in the budget): what
-   * it records is kept before the service can act. If it throws, nothing is sent.
+   * it records is kept before the service can act. If it throws, nothing is sent. `identity`
+   * is whom the request is sent as: "shared", or the person whose own token it carries.
    */
-  onSend?: () => void;
+  onSend?: (sent: { identity: string }) => void;
 }
+
+/** Who a conversation's service call is for: the asker, and whose the service thread is. */
+export type Caller = Pick<CallOptions, "party" | "threadOwner">;
 
 export type RunStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";
 

@@ -4,7 +4,7 @@ import { throughOutage } from "./outage.js";
 import type { AssistantService } from "./ports.js";
 import { serviceThreadOf } from "./thread-open.js";
 import type { TurnContent } from "./turn-content.js";
-import type { StepContext } from "./turn-step.js";
+import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
  * The step that posts a turn's question to its service thread exactly once. The attempt
@@ -24,15 +24,11 @@ export class QuestionPost {
     let current = turn;
     const posted = await throughOutage(async () => {
       if (current.state === "posting") {
-        const found = await this.findPosted(threadId, text, turn.conversationId);
+        const found = await this.findPosted(threadId, text, turn.conversationId, context);
         if (found) return turns.recordMessage(turn.id, found);
       }
       current = turns.recordPostAttempt(turn.id);
-      const message = await service.postMessage(
-        threadId,
-        { content: text },
-        { party: context.party },
-      );
+      const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return turns.recordMessage(turn.id, message.id);
     }, context.outage);
     content.posted(posted);
@@ -48,9 +44,11 @@ export class QuestionPost {
     threadId: string,
     content: string,
     conversationId: number,
+    context: StepContext,
   ): Promise<string | undefined> {
     const claimed = this.deps.turns.serviceMessageIds(conversationId);
-    const messages = await this.deps.service.listMessages(threadId);
+    // Read as the thread's owner: the service shows a thread only to the token that made it.
+    const messages = await this.deps.service.listMessages(threadId, callerOf(context));
     for (let i = messages.length - 1; i >= 0; i--) {
       const message = messages[i];
       if (!message || claimed.has(message.id)) return undefined;

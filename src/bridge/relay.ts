@@ -22,6 +22,8 @@ export interface RelayOptions {
 export interface FollowOptions {
   signal?: AbortSignal;
   party?: string;
+  /** Whose the run's service thread is (ports.ts CallOptions). */
+  threadOwner?: string;
   /** Called with the whole text written so far, whenever it grows. */
   onText: (text: string) => void;
   /** Called once the run is being worked on (in_progress seen). */
@@ -84,6 +86,7 @@ export class Relay {
     const callOpts = {
       ...(signal ? { signal } : {}),
       ...(options.party ? { party: options.party } : {}),
+      ...(options.threadOwner ? { threadOwner: options.threadOwner } : {}),
     };
 
     let streamsLeft = this.streamReopens + 1;
@@ -135,7 +138,7 @@ export class Relay {
    */
   private async readStream(
     runId: string,
-    callOpts: { signal?: AbortSignal; party?: string },
+    callOpts: { signal?: AbortSignal; party?: string; threadOwner?: string },
     shown: {
       showText: (text: string) => void;
       markStarted: () => void;

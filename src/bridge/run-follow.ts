@@ -1,9 +1,9 @@
 import type { Turn } from "../store/turn.js";
 import type { Clock } from "../time.js";
 import { throughOutage } from "./outage.js";
-import type { Run } from "./ports.js";
+import type { Caller, Run } from "./ports.js";
 import type { Relay } from "./relay.js";
-import type { StepContext } from "./turn-step.js";
+import { callerOf, type StepContext } from "./turn-step.js";
 
 /** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
 const STOP_GRACE_MS = 10_000;
@@ -14,7 +14,7 @@ export interface RunFollowDeps {
   /** A run not ended after this long is stopped (and the reply says so), ms. */
   runTimeoutMs: number;
   /** Asks the service to stop a run; resolves false when it could not. */
-  stopRun: (runId: string, party: string) => Promise<boolean>;
+  stopRun: (runId: string, caller: Caller) => Promise<boolean>;
   /** Ends following for good: the bot is shutting down. */
   closing: AbortSignal;
 }
@@ -34,17 +34,18 @@ export function runFollow(deps: RunFollowDeps) {
     const abandon = new AbortController();
     const follow = AbortSignal.any([abandon.signal, deps.closing]);
     let cancelGiveUp = () => {};
+    const caller = callerOf(context);
     const left = Math.max(0, (turn.runStartedAt ?? clock.now()) + runTimeoutMs - clock.now());
     const cancelTimeout = clock.timer(left, () => {
       live.timedOut = true;
-      void deps.stopRun(runId, turn.user);
+      void deps.stopRun(runId, caller);
       cancelGiveUp = clock.timer(Math.min(STOP_GRACE_MS, runTimeoutMs), () => abandon.abort());
     });
     try {
       return await throughOutage(
         () =>
           deps.relay.follow(runId, {
-            party: context.party,
+            ...caller,
             signal: follow,
             onText: (text) => live.reply.write(text),
             onStep: (step) => live.reply.step(step),

@@ -5,7 +5,7 @@ import { throughOutage } from "./outage.js";
 import type { AssistantService, Run } from "./ports.js";
 import { changedNothing } from "./service-failure.js";
 import { serviceThreadOf } from "./thread-open.js";
-import type { StepContext } from "./turn-step.js";
+import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
  * A run start was sent and whether the service started the run cannot be known: it failed
@@ -82,7 +82,7 @@ export class RunStart {
           return { triggerMessageId, ...sent };
         },
         {
-          party: context.party,
+          ...callerOf(context),
           signal: waits.signal,
           onQueued: (p) =>
             live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),

@@ -4,16 +4,31 @@ import { throughOutage } from "./outage.js";
 import type { AssistantService } from "./ports.js";
 import type { StepContext } from "./turn-step.js";
 
-/** The first step: the conversation's service thread, opened once and kept on the conversation. */
+/**
+ * The first step: the conversation's service thread, opened once and kept on the conversation
+ * with whom it was opened as (the asker's own token, or the shared one): the service keeps a
+ * thread for the token that created it, so every later call about it is sent as that owner.
+ */
 export function threadOpen(service: AssistantService, conversations: ConversationStore) {
   return async (turn: Turn, context: StepContext): Promise<Turn> => {
     const { conversation } = context;
     if (conversation.serviceThreadId) return turn;
+    let openedAs: string | null = null;
     const thread = await throughOutage(
-      () => service.openThread({ assistantId: conversation.assistantId }, { party: context.party }),
+      () =>
+        service.openThread(
+          { assistantId: conversation.assistantId },
+          {
+            party: context.party,
+            // The attempt that is answered is the last one sent.
+            onSend: (sent) => {
+              openedAs = sent.identity;
+            },
+          },
+        ),
       context.outage,
     );
-    conversations.setServiceThread(conversation.id, thread.id);
+    conversations.setServiceThread(conversation.id, thread.id, openedAs);
     context.conversation = conversations.byId(conversation.id) ?? conversation;
     return turn;
   };

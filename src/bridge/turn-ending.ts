@@ -106,10 +106,54 @@ export function refusal(content: string, maxMessageChars: number): Ending | unde
   return undefined;
 }
 
+/** Said in the thread when the asker's own token could not be used (they are also told privately). */
+export const PERSONAL_TOKEN = {
+  refused:
+    "The assistant service refused your own access token, so this message was not answered. Link a new one with `/assistant link`.",
+  not_linked:
+    "This message was not answered: your own access token for the assistant service is needed, and none is linked. Link one with `/assistant link`.",
+} as const;
+
+/** The service port's PersonalTokenError, read by its fields (the bridge imports no client). */
+function personalProblem(error: unknown): keyof typeof PERSONAL_TOKEN | undefined {
+  if (serviceFailureKind(error) !== "authentication") return undefined;
+  const { personal, reason } = error as { personal?: unknown; reason?: unknown };
+  if (personal !== true) return undefined;
+  return reason === "refused" || reason === "not_linked" ? reason : undefined;
+}
+
+/**
+ * Said in the thread when the conversation's service thread is not the asker's to continue:
+ * nothing was sent (the service keeps a thread for the token that created it). The asker is
+ * also told privately whose it is.
+ */
+export const NOT_OWNER = {
+  another_person:
+    "This message was not answered: this conversation belongs to another person's account at the assistant service, and only they can continue it. Start a new thread or send me a direct message to ask in a conversation of your own.",
+  owner_unlinked:
+    "This message was not answered: this conversation was started with your own access token, which is no longer linked. Link it again with `/assistant link` to continue here, or start a new thread.",
+  shared_unused:
+    "This message was not answered: this conversation was started with the bot's shared access to the assistant service, which is no longer used here. Start a new thread to ask with your own access token.",
+} as const;
+
+/** The service port's ThreadOwnerError, read by its fields (the bridge imports no client). */
+function ownerProblem(error: unknown): keyof typeof NOT_OWNER | undefined {
+  if (serviceFailureKind(error) !== "authentication") return undefined;
+  const { threadOwner, reason } = error as { threadOwner?: unknown; reason?: unknown };
+  if (typeof threadOwner !== "string") return undefined;
+  return typeof reason === "string" && Object.hasOwn(NOT_OWNER, reason)
+    ? (reason as keyof typeof NOT_OWNER)
+    : undefined;
+}
+
 /** One sentence for a person about why their answer could not be had. */
 export function describeFailure(error: unknown): string {
   if (error instanceof RunAbandoned) return "The answer was abandoned.";
   if (error instanceof RunStartUnknown) return START_UNCONFIRMED;
+  const personal = personalProblem(error);
+  if (personal !== undefined) return PERSONAL_TOKEN[personal];
+  const notOwner = ownerProblem(error);
+  if (notOwner !== undefined) return NOT_OWNER[notOwner];
   switch (serviceFailureKind(error)) {
     case "rate_limited":
       return "The assistant service is over its request limit right now. Please try again in a minute.";

@@ -3,7 +3,7 @@ import type { Turn, TurnOutcome } from "../store/turn.js";
 import type { Clock } from "../time.js";
 import type { LiveTurn } from "./live-turn.js";
 import type { OutageOptions } from "./outage.js";
-import type { AssistantService, BridgeLogger, Run } from "./ports.js";
+import type { AssistantService, BridgeLogger, Caller, Run } from "./ports.js";
 import { QuestionPost } from "./question-post.js";
 import type { Relay } from "./relay.js";
 import { runFollow } from "./run-follow.js";
@@ -20,7 +20,7 @@ import {
   stoppedEnding,
   timeoutMessage,
 } from "./turn-ending.js";
-import type { StepContext, TurnStep } from "./turn-step.js";
+import { callerFor, type StepContext, type TurnStep } from "./turn-step.js";
 
 export interface TurnLimits {
   /** Longest person's message passed on, characters. */
@@ -71,7 +71,7 @@ export class TurnRunner {
       relay,
       clock,
       runTimeoutMs: deps.limits.runTimeoutMs,
-      stopRun: (runId, party) => this.stopRun(runId, party),
+      stopRun: (runId, caller) => this.stopRun(runId, caller),
       closing: this.closing.signal,
     });
   }
@@ -101,10 +101,12 @@ export class TurnRunner {
   ): Promise<{ ending: Ending; run?: Run } | undefined> {
     const { limits, logger } = this.deps;
     try {
-      await live.reply.open({ kind: turn.runId ? "working" : "starting" });
+      const opened = this.open(turn, live);
       const refused = refusal(turn.content, limits.maxMessageChars);
       if (refused) return { ending: refused };
       const run = await this.advance(turn, live);
+      await opened;
+      if (live.unshown !== undefined) throw live.unshown;
       if (!run) return { ending: stoppedEnding(live.stoppedBy) };
       const { stoppedBy, timedOut } = live;
       const context = {
@@ -119,11 +121,27 @@ export class TurnRunner {
         logger.info({ turn: turn.id, run: live.runId }, "turn left for the next start");
         return undefined;
       }
-      logger.warn({ turn: turn.id, err: errorSummary(error) }, "turn ended with an error");
-      const message = live.timedOut ? timeoutMessage(limits.runTimeoutMs) : describeFailure(error);
+      const failure = live.unshown ?? error;
+      logger.warn({ turn: turn.id, err: errorSummary(failure) }, "turn ended with an error");
+      const message = live.timedOut
+        ? timeoutMessage(limits.runTimeoutMs)
+        : describeFailure(failure);
       const phase = { kind: "unreachable", message } as const;
       return { ending: { phase, body: live.reply.text, outcome: "error" } };
     }
+  }
+
+  /**
+   * Opens the reply while the steps go on: the service writes from the question on, and its
+   * first words ride on the reply's first message whenever Slack lets it be made. When Slack
+   * will not show the reply at all, the turn's waits end and its run, if any, is stopped.
+   */
+  private open(turn: Turn, live: LiveTurn): Promise<void> {
+    return live.reply.open({ kind: turn.runId ? "working" : "starting" }).catch((error) => {
+      live.unshown ??= error ?? new Error("the reply could not be shown");
+      live.waits.abort();
+      if (live.runId) void this.stopOnce(live, live.runId, this.callerOf(turn));
+    });
   }
 
   /** The steps in order; undefined when the turn was stopped before a run existed. */
@@ -131,13 +149,16 @@ export class TurnRunner {
     const context = this.context(start, live);
     let turn = start;
     for (const step of [...this.steps, undefined]) {
+      if (live.unshown !== undefined && turn.runId === null) throw live.unshown;
       if (live.stopped && turn.runId === null) return undefined;
       if (!step) break;
       turn = await step(turn, context);
       live.runId = turn.runId ?? undefined;
     }
-    // Stopped while the start was on its way: the run exists, so it is stopped and followed.
-    if (live.stopped && live.runId) await this.stopOnce(live, live.runId, turn.user);
+    // Stopped (or unshowable) while the start was on its way: the run exists, so it is stopped and followed.
+    if ((live.stopped || live.unshown !== undefined) && live.runId) {
+      await this.stopOnce(live, live.runId, this.callerOf(turn));
+    }
     return this.follow(turn, context);
   }
 
@@ -184,8 +205,9 @@ export class TurnRunner {
    */
   async stop(live: LiveTurn, user: string): Promise<boolean> {
     live.stoppedBy ??= user;
-    const runId = live.runId ?? this.deps.turns.byId(live.id)?.runId ?? undefined;
-    if (runId) return this.stopOnce(live, runId, user);
+    const stored = this.deps.turns.byId(live.id);
+    const runId = live.runId ?? stored?.runId ?? undefined;
+    if (runId) return this.stopOnce(live, runId, stored ? this.callerOf(stored) : { party: user });
     if (live.stage === "running") {
       live.waits.abort();
       return true;
@@ -208,18 +230,23 @@ export class TurnRunner {
   }
 
   /** Stops `live`'s run unless a stop of it is on its way or was taken (LiveTurn.stopping). */
-  private stopOnce(live: LiveTurn, runId: string, party: string): Promise<boolean> {
-    live.stopping ??= this.stopRun(runId, party).then((taken) => {
+  private stopOnce(live: LiveTurn, runId: string, caller: Caller): Promise<boolean> {
+    live.stopping ??= this.stopRun(runId, caller).then((taken) => {
       if (!taken) live.stopping = undefined;
       return taken;
     });
     return live.stopping;
   }
 
+  /** A turn's calls outside its steps (a stop): for its asker, as its thread's owner. */
+  private callerOf(turn: Turn): Caller {
+    return callerFor(turn.user, this.deps.conversations.byId(turn.conversationId));
+  }
+
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */
-  private async stopRun(runId: string, party: string): Promise<boolean> {
+  private async stopRun(runId: string, caller: Caller): Promise<boolean> {
     try {
-      await this.deps.service.stopRun(runId, { party });
+      await this.deps.service.stopRun(runId, caller);
       return true;
     } catch (error) {
       this.deps.logger.warn({ run: runId, err: errorSummary(error) }, "stopping the run failed");

@@ -2,6 +2,7 @@ import type { Conversation } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import type { LiveTurn } from "./live-turn.js";
 import type { OutageOptions } from "./outage.js";
+import type { Caller } from "./ports.js";
 
 /** What every step of a turn is given besides the turn's record. */
 export interface StepContext {
@@ -19,3 +20,17 @@ export interface StepContext {
  * the result through the turn store's transition, and returns the turn as recorded.
  */
 export type TurnStep = (turn: Turn, context: StepContext) => Promise<Turn>;
+
+/**
+ * Who a step's service calls are for: the asker, and whose the conversation's service thread
+ * is once that is known (the service answers a thread only to the token that created it).
+ */
+export function callerOf(context: StepContext): Caller {
+  return callerFor(context.party, context.conversation);
+}
+
+/** The caller of a call for `party` about this conversation's service thread. */
+export function callerFor(party: string, conversation: Conversation | undefined): Caller {
+  const owner = conversation?.serviceThreadOwner ?? null;
+  return owner === null ? { party } : { party, threadOwner: owner };
+}

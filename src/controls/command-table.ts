@@ -14,6 +14,10 @@ export type Command =
   | { name: "help" }
   | { name: "stop" }
   | { name: "status" }
+  | { name: "link" }
+  | { name: "unlink" }
+  /** `choice`: the words after `use`, an assistant's id or label, or `default`. */
+  | { name: "use"; choice: string }
   | { name: "set"; setting: "model" | "effort" | "steps"; change: SettingsChange; value: string };
 
 interface Row {
@@ -102,6 +106,27 @@ export const COMMANDS: readonly Row[] = [
     usage: "/assistant status",
     summary: "your settings here and your answers in progress",
     args: noArgs({ name: "status" }),
+  },
+  {
+    name: "link",
+    usage: "/assistant link",
+    summary: "link your own access token for the assistant service",
+    args: noArgs({ name: "link" }),
+  },
+  {
+    name: "unlink",
+    usage: "/assistant unlink",
+    summary: "forget your linked access token",
+    args: noArgs({ name: "unlink" }),
+  },
+  {
+    name: "use",
+    usage: "/assistant use <assistant id or label>|default",
+    summary: "the assistant new conversations in this channel talk to (workspace admins)",
+    args: z
+      .array(z.string())
+      .min(1)
+      .transform((words): Command => ({ name: "use", choice: words.join(" ") })),
   },
 ];
 

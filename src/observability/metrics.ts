@@ -79,8 +79,11 @@ export function createMetrics() {
       labelNames: ["kind"] as const,
       registers: [registry],
       collect() {
+        // One lane per token and kind: the gauge is each kind's total over every token.
+        const totals = new Map<string, number>();
         for (const lane of sources?.serviceQueues() ?? [])
-          this.set({ kind: lane.kind }, lane.queued);
+          totals.set(lane.kind, (totals.get(lane.kind) ?? 0) + lane.queued);
+        for (const [kind, queued] of totals) this.set({ kind }, queued);
       },
     }),
     pendingEdits: new Gauge({

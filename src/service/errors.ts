@@ -54,6 +54,52 @@ export class AuthenticationError extends ServiceError {
   }
 }
 
+/**
+ * A person's own token cannot be used: none is linked where one is required (`not_linked`,
+ * nothing was sent), or the service refused it (`refused`, a 401). The shared token is never
+ * sent in its place.
+ */
+export class PersonalTokenError extends ServiceError {
+  readonly personal = true;
+  constructor(
+    readonly reason: "not_linked" | "refused",
+    request: RequestInfo,
+    status?: number,
+  ) {
+    super(
+      "authentication",
+      reason === "refused"
+        ? "the service refused the person's own token"
+        : "the person has no token linked",
+      request,
+      status,
+    );
+  }
+}
+
+/**
+ * Why a person may not continue a conversation: its service thread belongs to another
+ * person's token (`another_person`), to their own token, which is no longer linked
+ * (`owner_unlinked`), or to the shared token, which `personal` mode never sends for a person
+ * (`shared_unused`).
+ */
+export type NotOwnerReason = "another_person" | "owner_unlinked" | "shared_unused";
+
+/**
+ * The service keeps a thread for the token that created it (another token gets a 404), and
+ * this person may not send with that token: nothing was sent.
+ */
+export class ThreadOwnerError extends ServiceError {
+  constructor(
+    readonly reason: NotOwnerReason,
+    /** Whose the thread is: a person's Slack id, or "shared". */
+    readonly threadOwner: string,
+    request: RequestInfo,
+  ) {
+    super("authentication", `the service thread belongs to another identity (${reason})`, request);
+  }
+}
+
 export class NotFoundError extends ServiceError {
   constructor(message: string, request: RequestInfo, status = 404) {
     super("not_found", message, request, status);

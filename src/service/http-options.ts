@@ -1,6 +1,7 @@
 import type { Dispatcher } from "undici";
 import type { Clock } from "../time.js";
 import type { ServiceBudget } from "./budget.js";
+import type { Credential, CredentialSource } from "./credential.js";
 import type { RateLimitedError } from "./errors.js";
 
 /** How the request core (http.ts) is set up: where the service is, its limits and timeouts. */
@@ -13,6 +14,13 @@ export interface HttpOptions {
   baseUrl: string;
   /** Bearer token. Never logged and never part of an error message. */
   token: string;
+  /**
+   * Which token each call carries, asked per request (people/identities.ts: a person's own
+   * token or the shared one). Default: `token` for every call, as "shared".
+   */
+  credentials?: CredentialSource;
+  /** Called once per request sent, with the identity it used (never the token); default none. */
+  onRequest?: (entry: ServiceRequestEntry) => void;
   /** Shared scheduler of the service's rate limits. Default: a private one with the interface's limits. */
   budget?: ClientBudget;
   /** undici dispatcher. Default: an Agent built from the timeouts below (closed by `close()`). */
@@ -38,4 +46,13 @@ export interface HttpOptions {
   random?: () => number;
   /** Called on every 429 the service answers (for metrics); default none. */
   onRateLimited?: (error: RateLimitedError) => void;
+}
+
+/** One request as the log tells it: who it was sent as, what, and how it ended. */
+export interface ServiceRequestEntry {
+  identity: Credential["identity"];
+  method: string;
+  path: string;
+  /** The HTTP status, or the kind of failure when there was no response. */
+  outcome: number | string;
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { BudgetKind } from "./budget.js";
+import type { Credential } from "./credential.js";
 import type { RequestInfo } from "./errors.js";
 
 /** One call of the request core (http.ts): what is asked, the caller's options, what comes back. */
@@ -11,17 +12,29 @@ export interface QueueInfo {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * The credential of this call, in place of the client's source: a token being checked
+   * before it is linked, or a person's own listing of their threads.
+   */
+  credential?: Credential;
   /** Fairness key for the budget (a Slack person): parties are served round-robin. */
   party?: string;
+  /**
+   * Whose service thread the call is about (a person's Slack id, or "shared"), when known:
+   * the service answers a thread, its messages and runs only to the token that created it,
+   * so the credential source sends the call with that identity, or not at all.
+   */
+  threadOwner?: string;
   /** Called while the call waits in the budget: first when it has to wait, then on changes. */
   onQueued?: (p: QueueInfo) => void;
   /**
    * Called synchronously once the request is built and about to leave (after its wait in
    * the budget, before each attempt), so that what the caller records of it is kept before
    * any of it can reach the service. If it throws, nothing is sent and the call fails with a
-   * CanceledError whose `cause` is that error.
+   * CanceledError whose `cause` is that error. `identity` names the credential it carries
+   * ("shared", or the person whose own token it is).
    */
-  onSend?: () => void;
+  onSend?: (sent: { identity: string }) => void;
 }
 
 export interface ServiceRequest {

@@ -1,12 +1,25 @@
-import { createHash } from "node:crypto";
 import { Agent, type Dispatcher } from "undici";
 import { type Clock, systemClock } from "../time.js";
 import { type BudgetTicket, ServiceBudget } from "./budget.js";
 import { reportQueued, takeOptions, waitForTurn } from "./budget-wait.js";
-import { CanceledError, errorForResponse, ProtocolError, RateLimitedError } from "./errors.js";
+import {
+  budgetUser,
+  type Credential,
+  type CredentialSource,
+  sharedCredential,
+} from "./credential.js";
+import {
+  AuthenticationError,
+  CanceledError,
+  errorForResponse,
+  PersonalTokenError,
+  ProtocolError,
+  RateLimitedError,
+  type ServiceError,
+} from "./errors.js";
 import { toServiceError } from "./failure.js";
 import { parseJsonOr, readText } from "./http-body.js";
-import type { ClientBudget, HttpOptions } from "./http-options.js";
+import type { ClientBudget, HttpOptions, ServiceRequestEntry } from "./http-options.js";
 import {
   type CallOptions,
   type OpenedStream,
@@ -32,9 +45,9 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export class ServiceHttp {
   readonly #origin: string;
   readonly #basePath: string;
-  readonly #authorization: string;
-  /** The budget's user: a fingerprint of the token, so snapshots and logs never carry it. */
-  readonly #user: string;
+  /** Which token each call carries; asked per attempt (credential.ts). */
+  readonly #credentials: CredentialSource;
+  readonly #onRequest: ((entry: ServiceRequestEntry) => void) | undefined;
   readonly #budget: ClientBudget;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
@@ -62,8 +75,8 @@ export class ServiceHttp {
     if (!options.token) throw new TypeError("the service token is empty");
     this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, "");
-    this.#authorization = `Bearer ${options.token}`;
-    this.#user = `token:${createHash("sha256").update(options.token).digest("hex").slice(0, 12)}`;
+    this.#credentials = options.credentials ?? sharedCredential(options.token);
+    this.#onRequest = options.onRequest;
     this.#budget = options.budget ?? new ServiceBudget({ clock });
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
@@ -87,8 +100,15 @@ export class ServiceHttp {
 
   /** Sends the request (with retries) and reads the whole success body as text. */
   send(req: ServiceRequest, opts: CallOptions = {}): Promise<ServiceResponse> {
-    return this.#withRetries(req, opts, async (signal, ticket) => {
-      const res = await this.#dispatch(req, opts, signal, "application/json", this.#bodyTimeoutMs);
+    return this.#withRetries(req, opts, async (signal, ticket, _controller, credential) => {
+      const res = await this.#dispatch(
+        req,
+        opts,
+        signal,
+        "application/json",
+        this.#bodyTimeoutMs,
+        credential,
+      );
       try {
         if (res.statusCode < 200 || res.statusCode > 299) await this.#throwForStatus(req, res);
         const text = await readText(res.body, MAX_BODY_BYTES, requestInfo(req));
@@ -114,11 +134,11 @@ export class ServiceHttp {
    * that has started is never replayed. The budget slot is released at the headers.
    */
   openStream(req: ServiceRequest, opts: StreamCallOptions = {}): Promise<OpenedStream> {
-    return this.#withRetries(req, opts, async (signal, ticket, controller) => {
+    return this.#withRetries(req, opts, async (signal, ticket, controller, credential) => {
       const accept = opts.accept ?? "text/event-stream";
       const bodyTimeout = opts.bodyTimeoutMs ?? 0;
       try {
-        const res = await this.#dispatch(req, opts, signal, accept, bodyTimeout);
+        const res = await this.#dispatch(req, opts, signal, accept, bodyTimeout, credential);
         if (res.statusCode < 200 || res.statusCode > 299) await this.#throwForStatus(req, res);
         return {
           body: res.body,
@@ -140,7 +160,12 @@ export class ServiceHttp {
   async #withRetries<T>(
     req: ServiceRequest,
     opts: CallOptions,
-    attempt: (signal: AbortSignal, ticket: BudgetTicket, controller: AbortController) => Promise<T>,
+    attempt: (
+      signal: AbortSignal,
+      ticket: BudgetTicket,
+      controller: AbortController,
+      credential: Credential,
+    ) => Promise<T>,
   ): Promise<T> {
     const info = requestInfo(req);
     for (let retry = 0; ; retry++) {
@@ -150,20 +175,24 @@ export class ServiceHttp {
         ? AbortSignal.any([opts.signal, controller.signal])
         : controller.signal;
       let ticket: BudgetTicket | undefined;
+      let credential: Credential | undefined;
       try {
-        ticket = this.#budget.take(this.#user, req.kind, takeOptions(opts));
-        await waitForTurn(ticket, opts, info);
-        return await attempt(signal, ticket, controller);
+        ({ ticket, credential } = await this.#admit(req, opts));
+        const result = await attempt(signal, ticket, controller, credential);
+        this.#report(credential, req, "ok");
+        return result;
       } catch (err) {
         ticket?.cancel();
-        const error = toServiceError(err, info, opts.signal);
+        const error = this.#personal(toServiceError(err, info, opts.signal), credential);
+        if (credential) this.#report(credential, req, error.status ?? error.kind);
         const delayMs = retryDelayMs(error, retry, this.#retryTiming);
         if (error instanceof RateLimitedError) {
           this.#reportRateLimited(error);
           // Everyone sharing the budget waits too, this call's own retry included (here or
           // by its caller): the service would refuse them as well.
           const pauseMs = error.retryAfter !== undefined ? delayMs : MIN_RATE_LIMIT_PAUSE_MS;
-          this.#budget.pauseUntil(this.#user, req.kind, this.#clock.now() + pauseMs);
+          const user = budgetUser((credential as Credential).token);
+          this.#budget.pauseUntil(user, req.kind, this.#clock.now() + pauseMs);
         }
         if (retry >= this.#maxRetries || !mayRetry(error, req)) throw error;
         if (error instanceof RateLimitedError) reportQueued(opts, delayMs);
@@ -173,6 +202,63 @@ export class ServiceHttp {
           throw new CanceledError("canceled by the caller while waiting to retry", info);
         }
       }
+    }
+  }
+
+  /**
+   * The call's credential and its turn in that token's budget. The credential is read again
+   * once the turn has come: a token unlinked (or linked) while the call waited is not the
+   * one sent, and the call queues again in the budget of the token it will carry.
+   */
+  async #admit(
+    req: ServiceRequest,
+    opts: CallOptions,
+  ): Promise<{ ticket: BudgetTicket; credential: Credential }> {
+    const info = requestInfo(req);
+    const read = () =>
+      opts.credential ?? this.#credentials.resolve(opts.party, info, opts.threadOwner);
+    // Taken at once when the source answers at once: the ticket joins the queue in call order.
+    const first = read();
+    let credential = first instanceof Promise ? await first : first;
+    for (;;) {
+      const ticket = this.#budget.take(budgetUser(credential.token), req.kind, takeOptions(opts));
+      let current: Credential;
+      try {
+        await waitForTurn(ticket, opts, info);
+        current = await read();
+      } catch (error) {
+        ticket.cancel();
+        throw error;
+      }
+      if (current.token === credential.token) return { ticket, credential: current };
+      ticket.cancel();
+      credential = current;
+    }
+  }
+
+  /** A 401 to a person's own token: their link is dead, and the caller is told so. */
+  #personal(error: ServiceError, credential: Credential | undefined): ServiceError {
+    if (!credential?.personal || !(error instanceof AuthenticationError) || error.status !== 401) {
+      return error;
+    }
+    try {
+      this.#credentials.refused?.(credential);
+    } catch {
+      // The refusal is still the caller's outcome.
+    }
+    return new PersonalTokenError("refused", { method: error.method, path: error.path }, 401);
+  }
+
+  #report(credential: Credential, req: ServiceRequest, outcome: number | string): void {
+    try {
+      this.#onRequest?.({
+        identity: credential.identity,
+        method: req.method,
+        path: req.path,
+        outcome,
+      });
+    } catch {
+      // An observer's failure must not change the outcome of the request.
     }
   }
 
@@ -190,8 +276,10 @@ export class ServiceHttp {
     signal: AbortSignal,
     accept: string,
     bodyTimeout: number,
+    credential: Credential,
   ): Promise<Dispatcher.ResponseData> {
-    const headers: Record<string, string> = { authorization: this.#authorization, accept };
+    const authorization = `Bearer ${credential.token}`;
+    const headers: Record<string, string> = { authorization, accept };
     let body: string | undefined;
     const value: unknown = typeof req.body === "function" ? req.body() : req.body;
     if (value !== undefined) {
@@ -200,7 +288,7 @@ export class ServiceHttp {
     }
     const query = req.query ? new URLSearchParams(req.query).toString() : "";
     try {
-      opts.onSend?.();
+      opts.onSend?.({ identity: credential.identity });
     } catch (cause) {
       throw new CanceledError("not sent: the caller refused", requestInfo(req), cause);
     }

@@ -45,6 +45,13 @@ export interface SimulatorControl {
   rateLimitNextRunStart(retryAfterSeconds: number): void;
   /** Streams opened from now on drop the connection after k events; undefined: never. */
   dropStreamsAfter(k: number | undefined): void;
+  /** From now on the service refuses this bearer token (401), as for a revoked access token. */
+  revokeToken(token: string): void;
+  /**
+   * A thread owned by `token` (the person it stands for), as if they had created it with
+   * POST /v1/thread; for tests that need a person with many threads.
+   */
+  createThread(token: string, assistantId: string, title?: string): SimulatorThread;
   /** New runs never reach an end status unless stopped. */
   hangRuns(on: boolean): void;
   resetFaults(): void;
@@ -87,6 +94,11 @@ export function createControl(deps: RouteDeps, requests: RecordedRequest[]): Sim
       faults.hangRuns = on;
     },
     resetFaults: () => faults.reset(),
+    revokeToken: (token) => {
+      faults.revokedTokens.add(token);
+    },
+    createThread: (token, assistantId, title) =>
+      structuredClone(state.createThread(token, assistantId, title)),
     runs: () => state.runs().map((lifecycle) => structuredClone(lifecycle.run)),
     getRun: (id) => {
       const lifecycle = state.run(id);

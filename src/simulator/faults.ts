@@ -27,6 +27,8 @@ export class Faults {
   dropStreamsAfter: number | undefined = undefined;
   /** New runs never reach an end status unless stopped. */
   hangRuns = false;
+  /** Bearer tokens the service no longer accepts (a person's revoked token): 401. */
+  readonly revokedTokens = new Set<string>();
   #failures: { rule: FailRequestsRule; left: number }[] = [];
   #nextRunStartRetryAfter: number | undefined = undefined;
 
@@ -62,6 +64,7 @@ export class Faults {
     this.latencyMs = 0;
     this.dropStreamsAfter = undefined;
     this.hangRuns = false;
+    this.revokedTokens.clear();
     this.#failures = [];
     this.#nextRunStartRetryAfter = undefined;
   }

@@ -75,7 +75,11 @@ export async function handleRequest(
     if (typeof failure === "number") throw new HttpError(failure, "simulated failure");
     // The request is carried out below; only its answer is replaced by a reset.
     const resetAfter = failure === "reset-after";
-    if (token === undefined || (deps.requiredToken !== undefined && token !== deps.requiredToken)) {
+    const refused =
+      token === undefined ||
+      (deps.requiredToken !== undefined && token !== deps.requiredToken) ||
+      deps.faults.revokedTokens.has(token);
+    if (refused) {
       throw new HttpError(401, "a valid bearer token is required", {
         "www-authenticate": 'Bearer realm="assistant"',
       });
@@ -89,10 +93,10 @@ export async function handleRequest(
       }
       throw new HttpError(404, `no route for ${method} ${record.path}`);
     }
-    admit(deps, match.route.kind, token);
+    admit(deps, match.route.kind, token as string);
     const body = match.route.body === "json" ? jsonObject(raw) : {};
     const reply = match.route.handle({
-      token,
+      token: token as string,
       id: match.id,
       query: record.query,
       body,

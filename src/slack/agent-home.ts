@@ -52,7 +52,7 @@ export function registerAgentHome(app: BoltApp, deps: AgentHomeDeps): void {
 
   app.event("app_home_opened", async ({ event }) => {
     const parsed = MessagesTabOpened.safeParse(event);
-    // The Home tab is not the bot's: it publishes no view there.
+    // The Home tab is app-home.ts's.
     if (parsed.success && parsed.data.tab === "messages") await offer(parsed.data.channel);
   });
   app.event("assistant_thread_started", async ({ event }) => {

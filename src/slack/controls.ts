@@ -6,6 +6,7 @@ import type { SettingsStore } from "../store/stores.js";
 import { settleWithin } from "../time.js";
 import { type Gatekeeping, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
+import { type PeopleControlDeps, peopleCommand, peopleStatus } from "./people-controls.js";
 import { STOP_ACTION_ID } from "./reply-blocks.js";
 import type { SlackWebApi } from "./web-api.js";
 
@@ -15,6 +16,8 @@ export interface ControlDeps extends Gatekeeping {
   logger: Logger;
   /** Links to replies for `status` (best effort). */
   slack: Pick<SlackWebApi, "getPermalink">;
+  /** `link`, `unlink`, `use` and their part of `status`; without it they are not offered. */
+  people?: PeopleControlDeps;
 }
 
 /** Told when the service did not take a stop even after retrying. */
@@ -67,6 +70,18 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     }
     const cmd = parsed.command;
     switch (cmd.name) {
+      case "link":
+      case "unlink":
+      case "use": {
+        if (deps.people === undefined) {
+          await reply(usage(current, "That command is not available here."));
+          return;
+        }
+        const place = { ...key, triggerId: command.trigger_id };
+        const text = await peopleCommand(cmd, place, deps.people);
+        await (text === undefined ? ack() : reply(text));
+        return;
+      }
       case "help":
         await reply(usage(current));
         return;
@@ -110,6 +125,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       case "status": {
         const mine = deps.bridge.activeFor(key.team, key.channel, key.user);
         const lines = [`Your settings in this channel: ${describeSettings(current)}.`];
+        if (deps.people) lines.push(...peopleStatus(key, deps.people));
         if (mine.length === 0) lines.push("You have no answers in progress here.");
         else {
           lines.push(`Your answers in progress here (${mine.length}):`);

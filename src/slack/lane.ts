@@ -41,8 +41,13 @@ export interface Lane {
 export interface MethodBudget<L extends Lane> {
   /** Sustained calls per minute per workspace (> 0). */
   perMinute: number;
-  /** Calls one workspace may make back to back (>= 1). */
+  /** Calls one workspace may make back to back (>= 1); unused with `window`. */
   burst: number;
+  /**
+   * `perMinute` counts the calls of any 60 s window, with no pace within it (sliding-window.ts):
+   * for a method whose minute holds few calls (Tier 2), where a burst matters most.
+   */
+  window?: boolean;
   /**
    * What a 429 pauses, for Retry-After: every call of the method in the workspace (default:
    * Slack's tiers count per workspace and method), or only the lane that met it

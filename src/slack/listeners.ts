@@ -20,6 +20,11 @@ export interface ListenerDeps extends Gatekeeping {
   users: UserDirectory;
   logger: Logger;
   onInbound?: (result: string) => void;
+  /**
+   * The note for a person who must link their own token before asking (IDENTITY_MODE
+   * personal); undefined: they may ask. Default: everyone may.
+   */
+  linkFirst?: (user: string) => Promise<string | undefined>;
 }
 
 /**
@@ -73,6 +78,13 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
         { refusal, authorTeam: inbound.authorTeam, channel, note: told },
         "message refused: the bot does not answer this person",
       );
+      return;
+    }
+    const linkNote = await deps.linkFirst?.(user);
+    if (linkNote !== undefined) {
+      deps.notes.tell({ team: workspace, channel, user, threadTs, text: linkNote });
+      deps.onInbound?.("not_linked");
+      deps.logger.info({ user, channel }, "message not passed on: the person has no token linked");
       return;
     }
     const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);

@@ -25,6 +25,8 @@ export interface PostGateOptions {
   workspacePerMinute?: number;
   /** Posts the whole workspace may make back to back; default 10. */
   workspaceBurst?: number;
+  /** `workspacePerMinute` counts any 60 s window, with no pace inside it (MethodBudget.window). */
+  workspaceWindow?: boolean;
   /** Retries of a post after a transient error (5xx, network); default 5. */
   retries?: number;
   /**
@@ -150,6 +152,7 @@ export class PostGate {
     this.channels = this.scheduler.register<ChannelQueue>(options.method ?? "chat.postMessage", {
       perMinute: options.workspacePerMinute ?? 250,
       burst: options.workspaceBurst ?? 10,
+      window: options.workspaceWindow ?? false,
       pauses: options.pauses ?? "lane",
       retryDelayMs: options.retryDelayMs ?? 1_000,
       ...(onRateLimited && { onRateLimited: (c, ms) => onRateLimited(c.target, ms) }),

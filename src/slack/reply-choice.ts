@@ -5,7 +5,9 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../bridge/ports.js";
+import type { Clock } from "../time.js";
 import type { NativeStream } from "./native-stream.js";
+import { SlidingWindow } from "./sliding-window.js";
 import { START, STOP } from "./stream-gate.js";
 
 type Way = "stream" | "edits";
@@ -25,6 +27,13 @@ export interface ReplyChoiceOptions {
   updatesPerMinute: number;
   /** The `chat.appendStream` calls a minute the stream gate spends. */
   appendsPerMinute: number;
+  /**
+   * The streams the stream gate may start in any minute (SLACK_STREAM_STARTS_PER_MINUTE), and
+   * the clock to count them by: a stream is counted when it is chosen, since its start may wait
+   * a moment for the first words and spend the budget only then. Without them, only the
+   * budgets are read.
+   */
+  starts?: { perMinute: number; clock: Clock };
   /**
    * Longest wait for `chat.startStream` (and `chat.stopStream`) budget that still streams,
    * ms; default 1_000: past it the placeholder would not appear at once.
@@ -49,6 +58,8 @@ export class ReplyChoice implements ReplyStrategy {
   private readonly going = new Map<string, { stream: number; edits: number }>();
   /** Workspaces, and channels (`team/channel`), where Slack refused to stream. */
   private readonly refused = new Set<string>();
+  /** Per workspace, the streams chosen within the last minute. */
+  private readonly chosen = new Map<string, SlidingWindow>();
 
   constructor(private readonly options: ReplyChoiceOptions) {}
 
@@ -90,7 +101,19 @@ export class ReplyChoice implements ReplyStrategy {
     const going = this.going.get(team) ?? { stream: 0, edits: 0 };
     const streamShare = this.options.appendsPerMinute / (going.stream + 1);
     const editShare = this.options.updatesPerMinute / (going.edits + 1);
-    return streamShare >= editShare;
+    return streamShare >= editShare && this.reserveStart(team);
+  }
+
+  /** Counts a stream's start against the minute's, when it still has room. */
+  private reserveStart(team: string): boolean {
+    const { starts } = this.options;
+    if (!starts) return true;
+    let window = this.chosen.get(team);
+    if (!window) {
+      window = new SlidingWindow(starts.perMinute);
+      this.chosen.set(team, window);
+    }
+    return window.tryTake(starts.clock.now());
   }
 }
 

@@ -5,7 +5,9 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../bridge/ports.js";
+import type { Clock } from "../time.js";
 import { splitAnswer, splitInterim } from "./answer-split.js";
+import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
 import type { Pacer } from "./pacer.js";
 import type { PostGate } from "./post-gate.js";
@@ -30,6 +32,15 @@ export interface PacedEditsOptions {
    * was posting when it stopped.
    */
   findMessage: (where: MarkedMessageQuery) => Promise<string | undefined>;
+  /**
+   * How long a reply that is starting or working, with nothing to read yet, waits for its
+   * first words before its first message is posted anyway, ms; default 0 (posted at once).
+   * Where Slack's status line shows that the assistant is working, the first words then ride
+   * on the first message instead of costing an edit from the workspace's shared budget.
+   */
+  firstWordsWaitMs?: number;
+  /** The clock of that wait; required when `firstWordsWaitMs` is above 0. */
+  clock?: Clock;
 }
 
 /**
@@ -60,8 +71,9 @@ class PacedEditReply implements ReplyRenderer {
   private finalEdits: Promise<void>[] = [];
   /** The view last given, for the placeholder's post. */
   private newest: ReplyView | undefined;
-  /** The placeholder's post while it is on its way. */
+  /** The placeholder's post while it is on its way (or waits for the first words). */
   private opening: Promise<void> | undefined;
+  private readonly firstWords: FirstWords;
 
   constructor(
     private readonly target: ReplyTarget,
@@ -70,28 +82,34 @@ class PacedEditReply implements ReplyRenderer {
   ) {
     this.parts = [...target.parts];
     this.attemptedBefore = target.postsAttempted ?? target.parts.length;
+    this.firstWords = new FirstWords(options.clock, options.firstWordsWaitMs ?? 0);
   }
 
   async open(view: ReplyView): Promise<void> {
     if (this.parts.length > 0) return;
-    // Made when the post goes: words written while it waited for its turn ride on it.
-    this.opening = this.post(0, () => {
-      const shown = this.newest ?? view;
-      const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
-      return this.payload(shown, body, 0);
-    });
+    this.opening = (async () => {
+      await this.firstWords.wait(this.newest ?? view);
+      // Made when the post goes: words written while it waited for its turn ride on it.
+      await this.post(0, () => {
+        const shown = this.newest ?? view;
+        const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
+        return this.payload(shown, body, 0);
+      });
+    })();
     await this.opening;
   }
 
   show(view: ReplyView): void {
     this.latest = { view, final: false };
     this.newest = view;
+    this.firstWords.seen(view);
     this.kick();
   }
 
   async finish(view: ReplyView): Promise<void> {
     this.latest = { view, final: true };
     this.newest = view;
+    this.firstWords.end();
     this.kick();
     await this.loop;
     const edits = this.finalEdits;
@@ -102,6 +120,8 @@ class PacedEditReply implements ReplyRenderer {
   private kick(): void {
     if (this.loop) return;
     this.loop = (async () => {
+      // The first message being posted is where this shows: its post carries the newest view.
+      await this.opening?.catch(() => undefined);
       while (this.latest) {
         const next = this.latest;
         this.latest = undefined;
@@ -121,8 +141,6 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   private async sync(view: ReplyView, final: boolean): Promise<void> {
-    // The placeholder being posted is where this shows; its post carried the newest view.
-    await this.opening?.catch(() => undefined);
     const bodies = final
       ? splitAnswer(view.body)
       : view.body === ""

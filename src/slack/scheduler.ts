@@ -2,6 +2,7 @@ import { backoffMs, type Clock, systemClock } from "../time.js";
 import { Alarm } from "./alarm.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { type Lane, type Lanes, type MethodBudget, notify } from "./lane.js";
+import { SlidingWindow } from "./sliding-window.js";
 import { TokenBucket } from "./token-bucket.js";
 
 export type { Lane, Lanes, MethodBudget } from "./lane.js";
@@ -31,10 +32,19 @@ interface Entry {
   notBefore: number;
 }
 
+/** A method's allowance in one workspace: a paced bucket, or a window (MethodBudget.window). */
+type Allowance = Pick<TokenBucket, "readyAt" | "tryTake">;
+
+function allowance(budget: { perMinute: number; burst: number; window?: boolean }): Allowance {
+  return budget.window
+    ? new SlidingWindow(budget.perMinute)
+    : new TokenBucket(budget.perMinute, budget.burst);
+}
+
 /** One method in one workspace. */
 interface Share {
   method: Method;
-  bucket: TokenBucket;
+  bucket: Allowance;
   /** A 429 that pauses the whole method: nothing of it goes before then. */
   pausedUntil: number;
   entries: Map<string, Entry>;
@@ -48,7 +58,7 @@ interface Workspace {
 
 /**
  * Hands out the Slack calls of every workspace from its budgets: per workspace a token bucket
- * per method, one alarm for the next instant anything can go, and one pump that starts what
+ * (or a sliding window) per method, one alarm for the next instant anything can go, and one pump that starts what
  * can. Policies (the edit pacer, the post gate) register a method and keep lanes; the
  * scheduler keeps one call in flight per lane, pauses what a 429 concerns, and backs a lane
  * off after transient failures.
@@ -69,7 +79,7 @@ export class CallScheduler {
   register<L extends Lane>(name: string, budget: MethodBudget<L>): Lanes<L> {
     if (this.methods.has(name)) throw new Error(`${name} already has a budget`);
     // Fail at registration, not at the first call.
-    new TokenBucket(budget.perMinute, budget.burst);
+    allowance(budget);
     const method: Method = {
       name,
       budget: budget as MethodBudget<Lane>,
@@ -152,7 +162,7 @@ export class CallScheduler {
     const ws = this.workspace(team);
     const found = ws.shares.get(method.name);
     if (found) return found;
-    const bucket = new TokenBucket(method.budget.perMinute, method.budget.burst);
+    const bucket = allowance(method.budget);
     const share: Share = {
       method,
       bucket,

@@ -46,25 +46,25 @@ export interface TextStep {
 
 /** Room kept below `hardLimit` for the fence that closes a message cut inside code. */
 const CLOSE_ROOM = 100;
-/** A run of text without whitespace is held back while it may still grow, up to this long. */
-const LONGEST_HELD_WORD = 200;
-
 /**
  * Where the text that may be appended now ends, at or after `from`: what is still being
  * written waits. A `<` not yet closed on the last line waits: Slack markup split over two
  * appends would escape the mention quieting that each append passes through. While the text
- * grows (`holdWord`), the last word waits too: it may grow, and a chunk that begins with
- * whitespace may lose it (reported); once the text pauses it goes.
+ * grows (`holdTail`), its last visible character waits too, with any whitespace after it: a
+ * chunk that begins with whitespace may lose it (reported), and one that begins with a
+ * character already written cannot. Once the text pauses, it goes.
  */
-export function streamableEnd(answer: string, from: number, holdWord = true): number {
+export function streamableEnd(answer: string, from: number, holdTail = true): number {
   let end = answer.length;
   const lt = answer.lastIndexOf("<");
   if (lt >= from && !answer.includes(">", lt) && !answer.includes("\n", lt)) end = lt;
-  if (!holdWord) return end;
-  let word = end;
-  while (word > from && !isWhitespace(answer.charCodeAt(word - 1))) word--;
-  if (word > from || end - from <= LONGEST_HELD_WORD) return word;
-  return end;
+  if (!holdTail) return end;
+  while (end > from && isWhitespace(answer.charCodeAt(end - 1))) end--;
+  if (end === from) return from;
+  const low = answer.charCodeAt(end - 1);
+  // A character outside the basic plane is two code units: both wait.
+  const width = low >= 0xdc00 && low <= 0xdfff && end - 2 >= from ? 2 : 1;
+  return end - width;
 }
 
 /** The code block open at each line end of a part, read from its start. */
@@ -105,15 +105,15 @@ function forcedCut(answer: string, from: number, hardAt: number): number {
   return Math.max(from, high >= 0xd800 && high <= 0xdbff ? hardAt - 1 : hardAt);
 }
 
-/** What to append to `part` from the answer written so far (`holdWord`: see streamableEnd). */
+/** What to append to `part` from the answer written so far (`holdTail`: see streamableEnd). */
 export function nextText(
   answer: string,
   part: StreamPart,
   limits: StreamLimits,
-  holdWord = true,
+  holdTail = true,
 ): TextStep {
   const from = part.start + part.sent;
-  const end = Math.max(from, streamableEnd(answer, from, holdWord));
+  const end = Math.max(from, streamableEnd(answer, from, holdTail));
   const softAt = part.start + Math.max(0, limits.softLimit - part.reopen.length);
   const hardAt = part.start + limits.hardLimit - CLOSE_ROOM - part.reopen.length;
   const reader = readerAt(part);

@@ -39,8 +39,8 @@ export interface PlanInput {
   writing: boolean;
   /** Nothing was sent for long: something harmless must go (the status card). */
   keepAlive: boolean;
-  /** The text is still growing: its last word waits (stream-layout.ts). */
-  holdWord: boolean;
+  /** The text is still growing: its last character waits (stream-layout.ts). */
+  holdTail: boolean;
 }
 
 /** What one call sends, and what the stream shows once it landed. */
@@ -64,7 +64,7 @@ const STATUS = "status";
 export function planStream(input: PlanInput): Plan | undefined {
   const { view, part, starting } = input;
   if (!view.body.startsWith(input.streamed)) throw new Diverged();
-  const text = nextText(view.body, part, input.limits, input.holdWord);
+  const text = firstWords(nextText(view.body, part, input.limits, input.holdTail), input);
   const wrote = text.sent > part.sent;
   const cards = new Map(part.cards);
   const chunks: StreamChunk[] = [];
@@ -88,6 +88,17 @@ export function planStream(input: PlanInput): Plan | undefined {
   if (words !== "") chunks.push(textChunk(words));
   if (chunks.length === 0 && !text.next) return undefined;
   return { chunks, body: view.body, text, cards, wrote };
+}
+
+const READABLE = /[\p{L}\p{N}]/u;
+
+/**
+ * Before the answer shows anything to read, markup alone ("## ") waits for the words after
+ * it: sent alone, it would spend the message's next append and hold the first words back.
+ */
+function firstWords(step: TextStep, input: PlanInput): TextStep {
+  if (step.next || READABLE.test(input.streamed) || READABLE.test(step.append)) return step;
+  return { append: "", sent: input.part.sent };
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
 } from "../bridge/ports.js";
 import type { Clock } from "../time.js";
 import { classifyCallFailure } from "./call-failure.js";
+import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
 import { postOnce } from "./post-once.js";
 import type { Card } from "./stream-chunks.js";
@@ -37,6 +38,11 @@ export interface NativeStreamOptions {
   /** Where streamed messages are cut; default DEFAULT_STREAM_LIMITS. */
   limits?: StreamLimits;
   /**
+   * How long a stream that would start with nothing to read waits for the first words, so
+   * that they ride on its start, ms; default 0 (first-words.ts).
+   */
+  firstWordsWaitMs?: number;
+  /**
    * A stream given nothing for this long gets its status card again, so that Slack does not
    * end it (reported: about five minutes after the last append), ms; default 240_000.
    */
@@ -53,8 +59,8 @@ export interface NativeStreamOptions {
   onError?: (error: unknown, what: string) => void;
 }
 
-/** A word stays held back while the text grew this recently, ms: about one append's time. */
-const WORD_WAIT_MS = 1_000;
+/** The tail stays held back while the text grew this recently, ms: about one append's time. */
+const TAIL_WAIT_MS = 1_000;
 
 /** Slack's answers that mean the stream cannot take more, though a new one can. */
 const ENDED = new Set(["message_not_in_streaming_state", "msg_too_long"]);
@@ -117,14 +123,15 @@ export class StreamReply implements ReplyRenderer {
   private stalls = 0;
   private userStopped = false;
   private renewal: (() => void) | undefined;
-  /** When the text grew last: while it grows, its last word waits (stream-layout.ts). */
+  /** When the text grew last: while it grows, its last character waits (stream-layout.ts). */
   private grewAt = Number.NEGATIVE_INFINITY;
-  /** The wake-up that lets a held word go once the text pauses. */
+  /** The wake-up that lets a held tail go once the text pauses. */
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private dirty = false;
   private closing = false;
   private edits: Promise<ReplyRenderer> | undefined;
+  private readonly firstWords: FirstWords;
 
   constructor(
     private readonly target: ReplyTarget,
@@ -133,11 +140,13 @@ export class StreamReply implements ReplyRenderer {
     private readonly done: () => void,
   ) {
     this.limits = options.limits ?? DEFAULT_STREAM_LIMITS;
+    this.firstWords = new FirstWords(options.clock, options.firstWordsWaitMs ?? 0);
   }
 
   async open(view: ReplyView): Promise<void> {
     this.latest = view;
     this.grewAt = this.options.clock.now();
+    await this.firstWords.wait(view);
     try {
       await this.begin({ start: 0, reopen: "" });
     } catch (error) {
@@ -150,6 +159,7 @@ export class StreamReply implements ReplyRenderer {
   show(view: ReplyView): void {
     if (view.body !== this.latest.body) this.grewAt = this.options.clock.now();
     this.latest = view;
+    this.firstWords.seen(view);
     if (this.edits) void this.edits.then((edits) => edits.show(view));
     else this.kick();
   }
@@ -157,6 +167,7 @@ export class StreamReply implements ReplyRenderer {
   async finish(view: ReplyView): Promise<void> {
     this.latest = view;
     this.closing = true;
+    this.firstWords.end();
     await this.loop;
     const edits = await this.handOver();
     this.done();
@@ -165,6 +176,7 @@ export class StreamReply implements ReplyRenderer {
 
   close(): void {
     this.closing = true;
+    this.firstWords.end();
     this.disarm();
   }
 
@@ -279,16 +291,16 @@ export class StreamReply implements ReplyRenderer {
       starting,
       writing: this.writing,
       keepAlive: this.keepAlive,
-      holdWord: this.growing(),
+      holdTail: this.growing(),
     });
   }
 
   /**
-   * Whether the text grew within the last WORD_WAIT_MS. When it did, a wake-up is set for
-   * the moment it no longer counts as growing, so that a word held back then goes out.
+   * Whether the text grew within the last TAIL_WAIT_MS. When it did, a wake-up is set for
+   * the moment it no longer counts as growing, so that a tail held back then goes out.
    */
   private growing(): boolean {
-    const left = this.grewAt + WORD_WAIT_MS - this.options.clock.now();
+    const left = this.grewAt + TAIL_WAIT_MS - this.options.clock.now();
     if (left <= 0) return false;
     this.wake ??= this.options.clock.timer(left, () => {
       this.wake = undefined;

@@ -54,6 +54,9 @@ export const UserInfo = z.looseObject({
     team_id: z.string().optional(),
     is_restricted: z.boolean().optional(),
     is_ultra_restricted: z.boolean().optional(),
+    is_admin: z.boolean().optional(),
+    is_owner: z.boolean().optional(),
+    is_primary_owner: z.boolean().optional(),
     enterprise_user: z.looseObject({ enterprise_id: z.string().optional() }).nullish(),
     profile: z
       .looseObject({
@@ -73,6 +76,7 @@ export const AuthTest = z.looseObject({
   bot_id: z.string().min(1).optional(),
   team_id: z.string().min(1),
   enterprise_id: z.string().nullish(),
+  url: z.string().nullish(),
 });
 
 /** The parts of a block the bot reads back: its type and, for actions, the elements' ids. */

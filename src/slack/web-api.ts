@@ -139,6 +139,8 @@ export interface Identity {
   teamId: string;
   /** Its Enterprise org; undefined outside Enterprise Grid. */
   enterpriseId: string | undefined;
+  /** The workspace's address (`https://<name>.slack.com/`): links to threads start with it. */
+  url?: string | undefined;
 }
 
 /** What `users.info` says of a person, as far as the bot uses it. */
@@ -151,6 +153,8 @@ export interface SlackPerson {
   enterpriseId: string | undefined;
   /** A guest account: restricted (multi-channel) or ultra-restricted (single-channel). */
   guest: boolean;
+  /** A workspace admin or owner (`is_admin`, `is_owner`, `is_primary_owner`). */
+  admin: boolean;
 }
 
 /**
@@ -182,6 +186,8 @@ export interface SlackWebApi {
   authTest(): Promise<Identity>;
   /** `views.open`: a modal, in answer to an interaction's trigger. */
   openView(args: { trigger_id: string; view: Slack.ModalView }): Promise<void>;
+  /** `views.publish`: the app's Home tab as one person sees it. */
+  publishView(args: { user_id: string; view: Slack.HomeView }): Promise<void>;
   /** `assistant.threads.setStatus`. */
   setThreadStatus(args: ThreadStatusArgs): Promise<void>;
   /** `assistant.threads.setSuggestedPrompts`. */
@@ -239,6 +245,9 @@ export function slackWebApi(client: WebClient): SlackWebApi {
         teamId: team_id || undefined,
         enterpriseId: enterprise_user?.enterprise_id || undefined,
         guest: answer.user.is_restricted === true || answer.user.is_ultra_restricted === true,
+        admin: [answer.user.is_admin, answer.user.is_owner, answer.user.is_primary_owner].some(
+          (flag) => flag === true,
+        ),
       };
     },
 
@@ -253,11 +262,16 @@ export function slackWebApi(client: WebClient): SlackWebApi {
         botId: answer.bot_id,
         teamId: answer.team_id,
         enterpriseId: answer.enterprise_id || undefined,
+        url: answer.url || undefined,
       };
     },
 
     async openView(args) {
       await client.views.open(args);
+    },
+
+    async publishView(args) {
+      await client.views.publish(args);
     },
 
     // The agent surface's words (status lines, titles, prompts) are shown by Slack, so they

@@ -17,6 +17,12 @@ export interface Conversation {
   threadTs: string;
   assistantId: string;
   serviceThreadId: string | null;
+  /**
+   * Who opened the service thread: a person's Slack id (their own token) or "shared". The
+   * service keeps a thread for the token that created it, so only that identity can continue
+   * it. Null: no service thread yet, or one opened before the owner was recorded.
+   */
+  serviceThreadOwner: string | null;
   /** The latest Slack ts of the thread passed on to the service; null: nothing yet. */
   passedThroughTs: string | null;
 }
@@ -32,8 +38,13 @@ export interface ConversationStore {
   byId(id: number): Conversation | undefined;
   /** The conversation of this thread, created with `assistantId` if new. */
   ensure(key: ConversationKey, assistantId: string): Conversation;
-  /** Sets the service thread once; a second call leaves the first in place. */
-  setServiceThread(id: number, serviceThreadId: string): void;
+  /** The conversation whose service thread this is (the App Home links a thread to Slack). */
+  byServiceThread(serviceThreadId: string): Conversation | undefined;
+  /**
+   * Sets the service thread, and who opened it (null: not known), once; a second call leaves
+   * the first in place.
+   */
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void;
   /** The thread was passed on up to `ts` (the caller only moves it forward). */
   setPassedThrough(id: number, ts: string): void;
 }
@@ -51,6 +62,8 @@ export type SettingsChange = { [K in keyof RunSettings]?: RunSettings[K] | null 
 export interface SettingsStore {
   get(key: SettingsKey): RunSettings;
   update(key: SettingsKey, change: SettingsChange): RunSettings;
+  /** A person's settings in every channel where they set one (the App Home), by channel. */
+  allFor(team: string, user: string): { channel: string; settings: RunSettings }[];
 }
 
 /**
@@ -69,6 +82,11 @@ export interface TurnStore {
   activeFor(team: string, channel: string, user: string): Turn[];
   /** How many turns of this person are unfinished, in every channel of the workspace. */
   unfinishedCountBy(team: string, user: string): number;
+  /**
+   * The conversations in which this person asked (has a turn) in the workspace, by id: the
+   * App Home of a person without a token of their own lists only their service threads.
+   */
+  conversationsAskedIn(team: string, user: string): number[];
   /** The service messages the turns of a conversation have posted (and recorded). */
   serviceMessageIds(conversationId: number): Set<string>;
   /**
@@ -126,12 +144,52 @@ export interface FeedbackStore {
   purge(before: number, limit: number): number;
 }
 
+/**
+ * A person's own access token for the service, sealed (people/token-cipher.ts: AES-256-GCM,
+ * bound to the workspace and person): the store never holds it in clear.
+ */
+export interface SealedToken {
+  team: string;
+  user: string;
+  /** Nonce, tag and ciphertext, as token-cipher.ts writes them. */
+  sealed: Buffer;
+  /** When it was linked, epoch ms on the store's clock. */
+  linkedAt: number;
+}
+
+/** The linked tokens: at most one per person of a workspace. */
+export interface LinkedTokenStore {
+  get(team: string, user: string): SealedToken | undefined;
+  /** Links (or replaces) the person's token, now. */
+  put(team: string, user: string, sealed: Buffer): SealedToken;
+  /** Forgets it; whether there was one. */
+  remove(team: string, user: string): boolean;
+  /** Every linked token, oldest link first (key rotation). */
+  all(): SealedToken[];
+  /** Replaces the sealed bytes of these rows, all or none (key rotation); linkedAt stays. */
+  reseal(rows: readonly { team: string; user: string; sealed: Buffer }[]): void;
+}
+
+/**
+ * Which assistant new conversations talk to: per channel (set by workspace admins), and per
+ * person for their DMs with the bot and the agent view. Unset: ASSISTANT_ID.
+ */
+export interface AssistantChoiceStore {
+  forChannel(team: string, channel: string): string | undefined;
+  /** `null` goes back to the default. */
+  setForChannel(team: string, channel: string, assistantId: string | null): void;
+  forPerson(team: string, user: string): string | undefined;
+  setForPerson(team: string, user: string, assistantId: string | null): void;
+}
+
 /** Everything the bot keeps, and how to reach and release it. */
 export interface Stores {
   conversations: ConversationStore;
   turns: TurnStore;
   settings: SettingsStore;
   feedback: FeedbackStore;
+  linkedTokens: LinkedTokenStore;
+  assistantChoices: AssistantChoiceStore;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
   close(): void;

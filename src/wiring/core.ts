@@ -1,4 +1,5 @@
 import { Bridge } from "../bridge/bridge.js";
+import type { Inbound } from "../bridge/inbound.js";
 import type { AssistantService, ReplyStrategy, ThreadHistory } from "../bridge/ports.js";
 import { Relay } from "../bridge/relay.js";
 import { TurnContent } from "../bridge/turn-content.js";
@@ -7,6 +8,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Stores } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
 import type { Clock } from "../time.js";
 
 export interface CoreParts {
@@ -18,6 +20,10 @@ export interface CoreParts {
   service: AssistantService;
   replies: ReplyStrategy;
   history: ThreadHistory;
+  /** The assistant a new conversation talks to; default ASSISTANT_ID. */
+  assistantFor?: (inbound: Inbound) => string;
+  /** A turn ended, whatever its outcome (after the metrics). */
+  onTurnFinished?: (turn: Turn) => void;
 }
 
 /** The bridge core over its ports: what is posted, how a turn runs, which turns run. */
@@ -42,9 +48,10 @@ export function wireCore(parts: CoreParts): Bridge {
     limits: config.limits,
     clock,
     events: {
-      onFinished: (_turn, outcome, runStatus) => {
+      onFinished: (turn, outcome, runStatus) => {
         metrics.turns.inc({ outcome });
         if (runStatus) metrics.runs.inc({ status: runStatus });
+        parts.onTurnFinished?.(turn);
       },
     },
   });
@@ -53,7 +60,7 @@ export function wireCore(parts: CoreParts): Bridge {
     turns,
     runner,
     logger,
-    assistantFor: () => config.service.assistantId,
+    assistantFor: parts.assistantFor ?? (() => config.service.assistantId),
     replies: parts.replies,
     maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
     onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),

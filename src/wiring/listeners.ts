@@ -2,14 +2,20 @@ import type { Bridge } from "../bridge/bridge.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
+import { linkNote } from "../people/link-notices.js";
+import { checkToken } from "../people/token-check.js";
+import type { ServiceClient } from "../service/client.js";
 import { registerAgentHome } from "../slack/agent-home.js";
 import type { BoltApp } from "../slack/app.js";
+import { AppHome, registerAppHome } from "../slack/app-home.js";
 import { registerControls } from "../slack/controls.js";
 import { registerFeedback } from "../slack/feedback.js";
+import { registerLinkForm } from "../slack/link-form.js";
 import { registerMessageListeners } from "../slack/listeners.js";
 import { registerNativeStop } from "../slack/native-stop.js";
 import { registerShortcut } from "../slack/shortcut.js";
 import type { Stores } from "../store/stores.js";
+import type { People } from "./people.js";
 import type { wireSlack } from "./slack.js";
 
 export interface ListenerParts {
@@ -19,6 +25,10 @@ export interface ListenerParts {
   slack: ReturnType<typeof wireSlack>;
   metrics: Metrics;
   logger: Logger;
+  /** People's tokens and assistants (wiring/people.ts). */
+  people: People;
+  /** The service client: a token being linked is checked with it, the App Home lists threads. */
+  service: ServiceClient;
 }
 
 /**
@@ -31,14 +41,64 @@ export function registerListeners(app: BoltApp, parts: ListenerParts): void {
   const { users, installation, admission, notes } = slack;
   const trust = { installation, admission, notes };
   const onInbound = (result: string) => metrics.inbound.inc({ result });
-  registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound });
+  const { identities } = parts.people;
+  const linkFirst = async (user: string) =>
+    (await identities.mustLink(user))
+      ? linkNote("not_linked", config.people.linkTokenHelp)
+      : undefined;
+  registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound, linkFirst });
+  const { vault, assistants } = parts.people;
+  const help = config.people.linkTokenHelp;
+  const home = new AppHome({
+    vault,
+    mode: config.people.identityMode,
+    assistants,
+    settings: stores.settings,
+    conversations: stores.conversations,
+    turns: stores.turns,
+    // Without a person's credential: the bot's own call, with the shared token.
+    listThreads: (filter, credential) =>
+      parts.service.listThreads(filter, { ...(credential && { credential }), maxPages: 10 }),
+    slack: slack.slack,
+    whoAmI: () => installation.whoAmI(),
+    help,
+    logger,
+    ...trust,
+  });
+  const republish = ({ team, user }: { team: string; user: string }) =>
+    void home.publish(team, user);
   registerControls(app, {
     bridge,
     settings: stores.settings,
     logger,
     slack: slack.slack,
     ...trust,
+    people: {
+      vault,
+      assistants,
+      identityMode: config.people.identityMode,
+      help,
+      slack: slack.slack,
+      logger,
+      onChanged: republish,
+    },
   });
+  registerLinkForm(app, {
+    ...trust,
+    link: (owner, token) => vault.link(owner, token),
+    check: (user, token) =>
+      checkToken(parts.service, {
+        user,
+        token,
+        assistantId: assistants.default.id,
+        timeoutMs: 2_500,
+      }),
+    help,
+    slack: slack.slack,
+    logger,
+    onLinked: republish,
+  });
+  registerAppHome(app, home);
   registerShortcut(app, {
     bridge,
     logger,

@@ -1,13 +1,30 @@
 import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { serviceProbe } from "../observability/service-probe.js";
 import { cachedVerdict } from "../observability/verdict-cache.js";
 import { ServiceBudget } from "../service/budget.js";
 import { ServiceClient } from "../service/client.js";
+import type { CredentialSource } from "../service/credential.js";
 import type { Clock } from "../time.js";
 
-/** The service side: one budget, the bridge's client and the readiness probe's. */
-export function wireService(config: Config, clock: Clock, metrics: Metrics) {
+/** Who the bridge's requests are sent as, and where each request is told (people.ts). */
+export interface ServiceIdentity {
+  credentials: CredentialSource;
+  logger: Logger;
+}
+
+/**
+ * The service side: one budget (a lane per token), the bridge's client and the readiness
+ * probe's. The bridge's client sends each request as its identity says and logs it, naming
+ * the identity and never the token; the probe always asks with the shared token.
+ */
+export function wireService(
+  config: Config,
+  clock: Clock,
+  metrics: Metrics,
+  identity?: ServiceIdentity,
+) {
   const { baseUrl, token, assistantId } = config.service;
   const budget = new ServiceBudget({
     runStartsPerMinute: config.service.runStartsPerMinute,
@@ -22,6 +39,10 @@ export function wireService(config: Config, clock: Clock, metrics: Metrics) {
     // The bridge's outage loop (bridge/outage.ts) is its one retry layer: no retries in here.
     maxRetries: 0,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
+    ...(identity && {
+      credentials: identity.credentials,
+      onRequest: (entry) => identity.logger.debug(entry, "service request"),
+    }),
   });
   // Readiness asks the service once, without retries, through the same budget, and at most
   // once per 10 s however often /readyz is called (the contract's bound for the ops routes).

@@ -35,6 +35,12 @@ export interface SlackHooks {
   onStreamStopped?: (target: ReplyTarget) => void;
 }
 
+/**
+ * How long a reply's first message (a post or a stream's start) waits for the first words to
+ * ride on it, with the agent surface on (its status line says the assistant is working), ms.
+ */
+const FIRST_WORDS_WAIT_MS = 1_500;
+
 export function wireSlack(
   app: BoltApp,
   config: Config,
@@ -62,14 +68,18 @@ export function wireSlack(
   const agent = wireAgentSurface(slack, scheduler, metrics, logger);
   const onError = (error: unknown, what: string) =>
     logger.warn({ err: errorText(error), what }, "reply update failed");
+  const { streaming } = config.slack;
   const edits = new PacedEdits({
     client: slack,
     pacer,
     postGate,
     findMessage: (where) => findMarkedMessage(slack, where),
     onError,
+    // With Slack's agent surface the status line says the assistant is working, so an edited
+    // reply's first message may wait a moment for the first words to ride on it.
+    firstWordsWaitMs: streaming.enabled ? FIRST_WORDS_WAIT_MS : 0,
+    clock,
   });
-  const { streaming } = config.slack;
   const native = streaming.enabled
     ? new NativeStream({
         slack,
@@ -81,6 +91,7 @@ export function wireSlack(
         }),
         edits,
         clock,
+        firstWordsWaitMs: FIRST_WORDS_WAIT_MS,
         findUnmarked: async (where) => {
           const { botId } = await installation.whoAmI();
           return botId === undefined ? undefined : findUnmarkedReply(slack, { ...where, botId });
@@ -102,6 +113,7 @@ export function wireSlack(
     budgets: scheduler,
     updatesPerMinute: config.slack.updatesPerMinute,
     appendsPerMinute: streaming.appendsPerMinute,
+    starts: { perMinute: streaming.startsPerMinute, clock },
     onChosen: (_target, way) => metrics.replies.inc({ way }),
   });
   // Whichever way an answer is shown, Slack's status line and agent session follow it.

@@ -175,6 +175,52 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id).at(-1)).toBe("finish:stopped:The an");
   });
 
+  it("starts the run while the reply's first message waits for Slack", async () => {
+    const s = setup();
+    s.replies.holdOpens = true;
+    const t = s.turn();
+    const done = s.runner.run(s.live(t));
+    while (s.service.count("getRun") === 0) await s.clock.advance(1_000);
+    expect(names(s.service.calls)).toEqual([
+      "openThread",
+      "postMessage",
+      "startRun",
+      "streamRun",
+      "getRun",
+    ]);
+    expect(s.replies.story(t.id).at(-1)).not.toMatch(/^finish/);
+    s.replies.release();
+    await done;
+    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "completed" });
+    expect(s.replies.story(t.id).at(-1)).toMatch(/^finish:completed:/);
+  });
+
+  it("stops the run it started when Slack will not show the reply, and ends with one sentence", async () => {
+    const s = setup();
+    s.service.hang = true;
+    s.replies.holdOpens = true;
+    s.replies.failOpen = new Error("channel_not_found");
+    const t = s.turn();
+    const done = s.runner.run(s.live(t));
+    while (s.service.count("streamRun") === 0) await s.clock.advance(1_000);
+    s.replies.release();
+    await done;
+    expect(s.service.calls.filter((c) => c.call === "stopRun")).toEqual([
+      { call: "stopRun", runId: "run-3" },
+    ]);
+    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    expect(s.replies.calls.at(-1)?.view.phase.kind).toBe("unreachable");
+  });
+
+  it("starts nothing at the service when Slack refuses the reply before the run", async () => {
+    const s = setup();
+    s.replies.failOpen = new Error("channel_not_found");
+    const t = s.turn();
+    await s.finish(s.live(t));
+    expect(names(s.service.calls)).not.toContain("startRun");
+    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+  });
+
   it("ends a turn still waiting in its queue at once, without any service call", async () => {
     const s = setup();
     const t = s.turn();
@@ -211,7 +257,7 @@ describe("the turn runner", () => {
   describe("resuming from what was recorded", () => {
     const resumed = (prepare: (s: ReturnType<typeof setup>, t: Turn) => void) => {
       const s = setup();
-      s.conversations.setServiceThread(s.conversation.id, "thread-9");
+      s.conversations.setServiceThread(s.conversation.id, "thread-9", "shared");
       const t = s.turn();
       prepare(s, t);
       return { s, t };

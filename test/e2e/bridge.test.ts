@@ -123,7 +123,9 @@ describe("conversations", () => {
 
   it("answers messages sent while an answer is written next, in order", async () => {
     const x = await harness({ simulator: { answer: { tokensPerSecond: 100 } } });
-    x.sim.control.enqueueAnswer({ text: "Answer one. ".repeat(10).trim() });
+    // Long enough that the third question's reply is posted (a second after the second's,
+    // at the channel's posting pace) while the first answer is still being written.
+    x.sim.control.enqueueAnswer({ text: "Answer one. ".repeat(100).trim() });
     x.sim.control.enqueueAnswer({ text: "Answer two." });
     x.sim.control.enqueueAnswer({ text: "Answer three." });
     const { threadTs } = await x.mention("<@UBOT> one");

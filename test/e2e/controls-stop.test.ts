@@ -72,6 +72,8 @@ async function askHanging(
   const channel = fields.channel ?? CHANNEL;
   const { threadTs } = await x.mention(`<@UBOT> ${text}?`, { channel, user: fields.user ?? USER });
   await runsWorking(x, before + 1);
+  // The reply shows once the channel's posting pace lets it; the run does not wait for it.
+  await x.slack.waitFor((s) => s.replies(channel, threadTs).length > 0);
   return { threadTs, channel };
 }
 
@@ -252,6 +254,7 @@ describe("/assistant status", () => {
     const link = (ts = "") => `https://fake.slack/archives/${CHANNEL}/p${ts.replace(".", "")}`;
     expect(status.split("\n")).toEqual([
       "Your settings in this channel: model *max*, effort *default*, steps *default*.",
+      "Assistant for new conversations here: *asst-e2e*.",
       "Your answers in progress here (2):",
       `• <${link(first?.ts)}|reply>: being written`,
       `• <${link(second?.ts)}|reply>: queued behind an earlier question`,

@@ -4,7 +4,7 @@ import { type Bot, createBot } from "../../src/bot.js";
 import { configuredSecrets, loadConfig } from "../../src/config.js";
 import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { createLogger } from "../../src/logger.js";
-import { BOT_TOKEN } from "../support/bridge-harness.js";
+import { BOT_TOKEN, CHANNEL, startHarness } from "../support/bridge-harness.js";
 import { tempFolder } from "../support/temp-folder.js";
 
 let slack: FakeSlack | undefined;
@@ -57,5 +57,18 @@ describe("starting", () => {
       /^Could not reach Slack at http:\/\/127\.0\.0\.1:9\/api\/ to check SLACK_BOT_TOKEN/,
     );
     expect(made.logs.join("\n")).not.toContain(BOT_TOKEN);
+  });
+
+  it("knows who it is before the first event, so that no acknowledgement waits on Slack", async () => {
+    const x = await startHarness();
+    try {
+      const atStart = x.slack.callsTo("auth.test").length;
+      expect(atStart).toBeGreaterThanOrEqual(2);
+      const { threadTs } = await x.mention("<@UBOT> hello?");
+      await x.settled(CHANNEL, threadTs);
+      expect(x.slack.callsTo("auth.test")).toHaveLength(atStart);
+    } finally {
+      await x.close();
+    }
   });
 });

@@ -59,10 +59,13 @@ describe("native streaming", () => {
       recipient_user_id: USER,
       recipient_team_id: DEFAULT_TEAM,
     });
-    // The words went out as the run wrote them, in several appends, before the end.
+    // The start waited for the first words and carried them; the rest went out as the run
+    // wrote them, in several appends, before the end.
+    expect(streamedText(start as RecordedCall)).toMatch(/^1/);
     const appends = x.slack.callsTo("chat.appendStream").filter((c) => c.ok);
     expect(appends.length).toBeGreaterThan(1);
-    expect(ANSWER.startsWith(appends.map(streamedText).join(""))).toBe(true);
+    const streamed = [start as RecordedCall, ...appends].map(streamedText).join("");
+    expect(ANSWER.startsWith(streamed)).toBe(true);
     const [message] = x.slack.replies(CHANNEL, threadTs);
     expect(message?.history[0] && hasStopButton(message.history[0])).toBe(true);
     expect(hasStopButton(message ?? {})).toBe(false);

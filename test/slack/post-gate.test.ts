@@ -122,6 +122,21 @@ describe("PostGate pacing", () => {
     ]);
   });
 
+  it("with a workspace window, lets the minute's allowance go at once, then waits for the window", async () => {
+    const slack = fakeSlack();
+    const g = gate({ workspacePerMinute: 3, workspaceWindow: true });
+    for (const channel of ["C1", "C2", "C3", "C4", "C5"])
+      void g.post(at(channel), slack.call(channel, channel));
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(slack.posts.map((p) => [p.label, p.t])).toEqual([
+      ["C1", 0],
+      ["C2", 0],
+      ["C3", 0],
+      ["C4", 60_000],
+      ["C5", 60_000],
+    ]);
+  });
+
   it("gives a free workspace token to the post that has waited longest, whatever its channel", async () => {
     const slack = fakeSlack();
     const g = gate({ workspacePerMinute: 60, workspaceBurst: 1 });

@@ -8,6 +8,7 @@ import type {
 } from "../../src/bridge/ports.js";
 import type { NativeStream } from "../../src/slack/native-stream.js";
 import { ReplyChoice } from "../../src/slack/reply-choice.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 /** A strategy that only says which way each reply went and what it was asked. */
 class Way implements ReplyStrategy {
@@ -38,16 +39,18 @@ class Way implements ReplyStrategy {
 const recorder: ReplyRecorder = { parts: () => {}, posting: () => {} };
 const working: ReplyView = { body: "", phase: { kind: "starting" }, notes: [] };
 
-function setup(waits: Record<string, number> = {}) {
+function setup(waits: Record<string, number> = {}, startsPerMinute?: number) {
   const stream = new Way("stream");
   const edits = new Way("edits");
   const wait = { ...waits };
+  const clock = new ManualClock();
   const choice = new ReplyChoice({
     edits,
     native: stream as unknown as NativeStream,
     budgets: { waitFor: (_team, method) => wait[method] ?? 0 },
     updatesPerMinute: 40,
     appendsPerMinute: 80,
+    ...(startsPerMinute ? { starts: { perMinute: startsPerMinute, clock } } : {}),
   });
   let n = 0;
   const reply = (more: Partial<ReplyTarget> = {}) => {
@@ -69,7 +72,7 @@ function setup(waits: Record<string, number> = {}) {
     await renderer.open(view);
     return { way: stream.used.includes(turnId) ? "stream" : "edits", renderer };
   };
-  return { stream, edits, wait, choice, reply, open };
+  return { stream, edits, wait, choice, reply, open, clock };
 }
 
 describe("ReplyChoice", () => {
@@ -96,6 +99,21 @@ describe("ReplyChoice", () => {
     expect((await s.open()).way).toBe("stream");
     s.wait["chat.stopStream"] = 5_000;
     expect((await s.open()).way).toBe("edits");
+  });
+
+  it("counts the streams chosen in a minute, before their starts spend the budget", async () => {
+    const s = setup({}, 2);
+    const ways: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Each answer ends before the next opens: only the minute's count holds a stream back.
+      const { way, renderer } = await s.open();
+      await renderer.finish(working);
+      ways.push(way);
+    }
+    expect(ways).toEqual(["stream", "stream", "edits"]);
+    expect((await s.open({ team: "T2" })).way).toBe("stream");
+    await s.clock.advance(60_000);
+    expect((await s.open()).way).toBe("stream");
   });
 
   it("edits a reply queued behind another, one without an asker, and one that ends unopened", async () => {

@@ -34,6 +34,7 @@ function setup(
     landThen500?: number[];
     /** This post (1-based) is taken by Slack, and its answer never comes: a crash. */
     crashAt?: number;
+    firstWordsWaitMs?: number;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -77,6 +78,9 @@ function setup(
       return thread.find((m) => JSON.stringify(m.mark) === JSON.stringify(mark))?.ts;
     },
     onError: (_error, what) => errors.push(what),
+    ...(options.firstWordsWaitMs === undefined
+      ? {}
+      : { firstWordsWaitMs: options.firstWordsWaitMs, clock }),
   });
   const recorded: { parts: string[][]; posting: number } = { parts: [], posting: 0 };
   const render = (target: Partial<ReplyTarget> = {}) =>
@@ -120,6 +124,7 @@ describe("PacedEdits", () => {
     const reply = s.render();
     await reply.open(view("", { kind: "starting" }));
     reply.show(view("Hel"));
+    await s.clock.advance(0);
     reply.show(view("Hello"));
     await s.clock.advance(1_000);
     await reply.finish(view("Hello there.", { kind: "completed", modelUsed: "m-1" }));
@@ -151,6 +156,40 @@ describe("PacedEdits", () => {
       { method: "post", ts: "9.1", text: "Starting…" },
       { method: "post", ts: "9.2", text: "Starting…" },
       { method: "post", ts: "9.3", text: "First words" },
+    ]);
+  });
+
+  it("with a wait for the first words, posts the first message when they come, carrying them", async () => {
+    const s = setup({ firstWordsWaitMs: 1_500 });
+    const reply = s.render();
+    const opened = reply.open(view("", { kind: "starting" }));
+    reply.show(view("", { kind: "working" }));
+    reply.show(view("## "));
+    await s.clock.advance(700);
+    expect(s.calls).toEqual([]);
+    reply.show(view("## First words"));
+    await s.clock.advance(0);
+    await opened;
+    await s.settle(reply.finish(view("## First words.", { kind: "completed", modelUsed: "m" })));
+    expect(s.calls).toEqual([
+      { method: "post", ts: "9.1", text: "## First words" },
+      { method: "update", ts: "9.1", text: "## First words." },
+    ]);
+  });
+
+  it("with a wait for the first words, posts the placeholder when they are late, or a wait to tell", async () => {
+    const s = setup({ firstWordsWaitMs: 1_500 });
+    const late = s.render({ turnId: "late" });
+    const openedLate = late.open(view("", { kind: "starting" }));
+    await s.clock.advance(1_499);
+    expect(s.calls).toEqual([]);
+    await s.clock.advance(1);
+    await openedLate;
+    const queued = s.render({ turnId: "queued", channel: "C2" });
+    await queued.open(view("", { kind: "queued", ahead: 1, where: "thread" }));
+    expect(s.calls.map((c) => [c.method, c.text])).toEqual([
+      ["post", "Starting…"],
+      ["post", "Queued — 1 ahead in this thread"],
     ]);
   });
 
@@ -280,6 +319,7 @@ describe("PacedEdits", () => {
     await s.clock.advance(1_000);
     // Text is paced as ever: at once, then the latest view after the message's second.
     reply.show(withSteps("Hel", [searching]));
+    await s.clock.advance(0);
     reply.show(
       withSteps("Hell", [searching, { id: "s3", title: "Citing", status: "in_progress" }]),
     );

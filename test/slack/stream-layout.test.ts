@@ -32,34 +32,43 @@ function stream(answer: string, step: number, limits = DEFAULT_STREAM_LIMITS) {
 const fences = (text: string) => (text.match(/^```/gm) ?? []).length;
 
 describe("streamableEnd", () => {
-  it("holds back the word still being written", () => {
-    expect(streamableEnd("Hello wor", 0)).toBe(6);
-    expect(streamableEnd("Hello world ", 0)).toBe(12);
-    expect(streamableEnd("Hello", 0)).toBe(0);
+  it("holds back the last character written, and the whitespace after it", () => {
+    expect(streamableEnd("Hello wor", 0)).toBe(8);
+    expect(streamableEnd("Hello world ", 0)).toBe(10);
+    expect(streamableEnd("Hello\n\n", 0)).toBe(4);
+    expect(streamableEnd("H", 0)).toBe(0);
+    expect(streamableEnd("Hello wor", 8)).toBe(8);
+    expect(streamableEnd("Hello wor", 0, false)).toBe(9);
+  });
+
+  it("holds a character outside the basic plane back whole", () => {
+    expect(streamableEnd("Done 🎉", 0)).toBe(5);
   });
 
   it("holds back Slack markup not yet closed on the last line", () => {
-    expect(streamableEnd("Tell <!chan", 0)).toBe(5);
-    expect(streamableEnd("Tell <", 0)).toBe(5);
-    expect(streamableEnd("a <b> c ", 0)).toBe(8);
-  });
-
-  it("lets a very long run without spaces go rather than hold it forever", () => {
-    const run = "x".repeat(300);
-    expect(streamableEnd(run, 0)).toBe(300);
+    expect(streamableEnd("Tell <!chan", 0, false)).toBe(5);
+    expect(streamableEnd("Tell <", 0, false)).toBe(5);
+    expect(streamableEnd("Tell <!chan", 0)).toBe(3);
+    expect(streamableEnd("a <b> c ", 0)).toBe(6);
   });
 });
 
 describe("nextText", () => {
-  it("appends what is written, word by word, within the soft limit", () => {
+  it("appends what is written but its last character, within the soft limit", () => {
     const part = { start: 0, reopen: "", sent: 0 };
     expect(nextText("The first words of", part, DEFAULT_STREAM_LIMITS)).toEqual({
-      append: "The first words ",
-      sent: 16,
+      append: "The first words o",
+      sent: 17,
     });
-    expect(nextText("The first words of", { ...part, sent: 16 }, DEFAULT_STREAM_LIMITS)).toEqual({
+    expect(nextText("The first words of", { ...part, sent: 17 }, DEFAULT_STREAM_LIMITS)).toEqual({
       append: "",
-      sent: 16,
+      sent: 17,
+    });
+    expect(
+      nextText("The first words of", { ...part, sent: 17 }, DEFAULT_STREAM_LIMITS, false),
+    ).toEqual({
+      append: "f",
+      sent: 18,
     });
   });
 

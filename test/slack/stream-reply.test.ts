@@ -45,6 +45,8 @@ interface Options {
   unmarked?: string;
   limits?: { softLimit: number; hardLimit: number };
   channelPace?: boolean;
+  firstWordsWaitMs?: number;
+  startsPerMinute?: number;
 }
 
 /**
@@ -104,10 +106,14 @@ function setup(options: Options = {}) {
   const refused: string[] = [];
   const native = new NativeStream({
     slack,
-    gate: new StreamGate({ scheduler }),
+    gate: new StreamGate({
+      scheduler,
+      ...(options.startsPerMinute ? { startsPerMinute: options.startsPerMinute } : {}),
+    }),
     edits,
     clock,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.firstWordsWaitMs ? { firstWordsWaitMs: options.firstWordsWaitMs } : {}),
     findUnmarked: async ({ after }) => {
       log.push(`look after ${after}`);
       return options.unmarked;
@@ -179,19 +185,47 @@ describe("NativeStream", () => {
     reply.show(view("Hello wor"));
     await s.clock.advance(0);
     reply.show(view("Hello world, and more "));
+    await s.clock.advance(0);
+    reply.show(view("Hello world, and more words "));
     await s.clock.advance(999);
     expect(s.calls.map((c) => c.at)).toEqual([0, 0]);
     await s.clock.advance(1);
     await s.settle(reply.finish(done("Hello world, and more words.")));
     expect(s.lines()).toEqual([
       "start 9.1 for U1 [task:reply-status=in_progress:Starting… | stop-button]",
-      "append 9.1 [task:reply-status=complete:Starting | text:Hello ]",
-      "append 9.1 [text:world, and more ]",
+      "append 9.1 [task:reply-status=complete:Starting | text:Hello wo]",
+      "append 9.1 [text:rld, and more words ]",
       "stop 9.1 part 0",
       "update 9.1 Hello world, and more words.",
     ]);
     expect(s.calls.map((c) => c.at)).toEqual([0, 0, 1_000, 1_000, 1_000]);
     expect(s.recorded).toEqual(["posting 0", "parts 9.1"]);
+  });
+
+  it("with a wait for the first words, starts the stream carrying them", async () => {
+    const s = setup({ firstWordsWaitMs: 1_500 });
+    const reply = s.render();
+    const opened = reply.open(view("", { kind: "starting" }));
+    reply.show(view("## H"));
+    await s.clock.advance(500);
+    expect(s.lines()).toEqual([]);
+    reply.show(view("## Hello wo"));
+    await s.clock.advance(0);
+    await opened;
+    expect(s.lines()).toEqual(["start 9.1 for U1 [stop-button | text:## Hello w]"]);
+  });
+
+  it("with a wait for the first words, starts the stream without them when they are late", async () => {
+    const s = setup({ firstWordsWaitMs: 1_500 });
+    const reply = s.render();
+    const opened = reply.open(view("", { kind: "starting" }));
+    await s.clock.advance(1_499);
+    expect(s.lines()).toEqual([]);
+    await s.clock.advance(1);
+    await opened;
+    expect(s.lines()).toEqual([
+      "start 9.1 for U1 [task:reply-status=in_progress:Starting… | stop-button]",
+    ]);
   });
 
   it("records the stream's part before starting it and its ts once started", async () => {
@@ -205,9 +239,9 @@ describe("NativeStream", () => {
     ]);
   });
 
-  it("puts the first words on the start when they exist before it goes", async () => {
-    const s = setup();
-    // Two starts in one channel go back to back; the third waits for the channel's pace.
+  it("puts the first words on a start that waited for the workspace's window", async () => {
+    const s = setup({ startsPerMinute: 2 });
+    // Two starts go at once, in one channel; the third waits for the minute's window to move.
     const replies = [
       s.render({ turnId: "a" }),
       s.render({ turnId: "b" }),
@@ -215,21 +249,24 @@ describe("NativeStream", () => {
     ];
     const opened = replies.map((r) => r.open(view("", { kind: "starting" })));
     await s.clock.advance(0);
+    expect(s.lines()).toHaveLength(2);
     replies[2]?.show(view("Early words here"));
-    await s.clock.advance(1_000);
+    await s.clock.advance(60_000);
     await Promise.all(opened);
     expect(s.lines()[2]).toBe("start 9.3 for U1 [stop-button | text:Early words here]");
   });
 
-  it("holds the last word back while the text grows, and lets it go once the text pauses", async () => {
+  it("holds the last character back while the text grows, and lets it go once the text pauses", async () => {
     const s = setup();
     const reply = s.render();
     await reply.open(view(""));
     reply.show(view("Half"));
     await s.clock.advance(999);
-    expect(s.lines()).toHaveLength(1);
+    expect(s.lines().slice(1)).toEqual([
+      "append 9.1 [task:reply-status=complete:Working | text:Hal]",
+    ]);
     await s.clock.advance(1);
-    expect(s.lines()[1]).toBe("append 9.1 [task:reply-status=complete:Working | text:Half]");
+    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:f]"]);
   });
 
   it("shows the run's steps as task cards, only what changed", async () => {
@@ -248,7 +285,8 @@ describe("NativeStream", () => {
     expect(s.lines()).toEqual([
       "start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
       "append 9.1 [task:step-s1=in_progress:Searching the docs]",
-      "append 9.1 [task:reply-status=complete:Working | task:step-s1=complete:Searching the docs:3 pages | text:Found it ]",
+      "append 9.1 [task:reply-status=complete:Working | task:step-s1=complete:Searching the docs:3 pages | text:Found i]",
+      "append 9.1 [text:t ]",
     ]);
   });
 
@@ -282,15 +320,18 @@ describe("NativeStream", () => {
     const reply = s.render();
     await reply.open(view(""));
     reply.show(view("Thinking about it "));
-    await s.clock.advance(0);
+    await s.clock.advance(1_000);
+    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:t ]"]);
     await s.clock.advance(239_999);
-    expect(s.lines()).toHaveLength(2);
+    expect(s.lines()).toHaveLength(3);
     await s.clock.advance(1);
-    expect(s.lines()[2]).toBe("append 9.1 [task:reply-status=in_progress:Writing…]");
-    expect(s.calls[2]?.at).toBe(240_000);
+    expect(s.lines()[3]).toBe("append 9.1 [task:reply-status=in_progress:Writing…]");
+    expect(s.calls[3]?.at).toBe(241_000);
     reply.show(view("Thinking about it again "));
     await s.clock.advance(1_000);
-    expect(s.lines()[3]).toBe("append 9.1 [task:reply-status=complete:Writing | text:again ]");
+    expect(s.lines().slice(4)).toEqual([
+      "append 9.1 [task:reply-status=complete:Writing | text:again ]",
+    ]);
   });
 
   it("tells who stopped it in Slack, and ends with an edit", async () => {
@@ -320,10 +361,12 @@ describe("NativeStream", () => {
     await s.clock.advance(1_000);
     expect(s.lines()).toEqual([
       "start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
-      "append 9.1 [task:reply-status=complete:Working | text:First words ]",
-      "append 9.1 [text:and more ]",
+      "append 9.1 [task:reply-status=complete:Working | text:First word]",
+      "append 9.1 [text:s ]",
       "stop 9.1 part 0",
-      "start 9.2 for U1 [stop-button | text:and more ]",
+      "start 9.2 for U1 [stop-button | text:s ]",
+      "append 9.2 [text:and mor]",
+      "append 9.2 [text:e ]",
     ]);
     expect(s.recorded.at(-1)).toBe("parts 9.1,9.2");
   });
@@ -355,7 +398,7 @@ describe("NativeStream", () => {
     reply.show(view("Rewritten answer "));
     await s.clock.advance(1_000);
     await s.clock.advance(1_000);
-    expect(s.lines().slice(2)).toEqual(["stop 9.1 part 0", "update 9.1 Rewritten answer "]);
+    expect(s.lines().slice(3)).toEqual(["stop 9.1 part 0", "update 9.1 Rewritten answer "]);
   });
 
   it("after a restart stops the stream it finds and edits it, posting nothing", async () => {

@@ -103,6 +103,7 @@ describe("the Web API adapters against the fake Slack", () => {
       teamId: fake.teamId,
       enterpriseId: undefined,
       guest: false,
+      admin: false,
     });
     expect((await slack.userInfo("U2")).guest).toBe(true);
     expect((await slack.userInfo("U3")).guest).toBe(true);
@@ -119,7 +120,16 @@ describe("the Web API adapters against the fake Slack", () => {
       botId: fake.botId,
       teamId: fake.teamId,
       enterpriseId: undefined,
+      url: "https://fake.slack/",
     });
+  });
+
+  it("says who is a workspace admin or owner", async () => {
+    fake.seedUser({ id: "U5", name: "ann", is_admin: true });
+    fake.seedUser({ id: "U6", name: "olga", is_owner: true });
+    fake.seedUser({ id: "U7", name: "mo" });
+    const admins = await Promise.all(["U5", "U6", "U7"].map((u) => slack.userInfo(u)));
+    expect(admins.map((p) => p.admin)).toEqual([true, true, false]);
   });
 
   it("opens a modal for a trigger", async () => {

@@ -95,6 +95,15 @@ describe("the turn store's queries", () => {
     ]);
   });
 
+  it("the conversations a person asked in come from an index, each once, without sorting", () => {
+    const plan = planOf(db, statement(/SELECT DISTINCT conversation_id/));
+    expect(plan).toEqual([
+      expect.stringMatching(
+        /^SEARCH turns USING COVERING INDEX turns_by_asker \(team=\? AND user=\?\)$/,
+      ),
+    ]);
+  });
+
   it("the retention's purge finds the turns due by when they finished", () => {
     const plan = planOf(db, statement(/^UPDATE turns SET content = ''/));
     expect(plan).toContainEqual(

@@ -21,12 +21,13 @@ describe("the SQLite file", () => {
     db.close();
     const first = openSqliteStores(path);
     const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.conversations.setServiceThread(c.id, "thread-1");
+    first.conversations.setServiceThread(c.id, "thread-1", "U1");
     first.close();
     const again = openSqliteStores(path);
     expect(again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" })).toMatchObject({
       assistantId: "asst",
       serviceThreadId: "thread-1",
+      serviceThreadOwner: "U1",
     });
     again.close();
   });
@@ -73,7 +74,8 @@ describe("the SQLite file", () => {
       service_message_id TEXT, created_at INTEGER NOT NULL DEFAULT 0,
       updated_at INTEGER NOT NULL DEFAULT 0);
       CREATE INDEX turns_unfinished ON turns (state) WHERE state <> 'finished';
-      CREATE INDEX turns_by_user ON turns (team, channel, user, state);`);
+      CREATE INDEX turns_by_user ON turns (team, channel, user, state);
+      CREATE TABLE conversations (id INTEGER PRIMARY KEY, service_thread_id TEXT);`);
     old.pragma("user_version = 4");
     old.exec(`INSERT INTO turns (id, state, content, service_content, post_attempted)
       VALUES ('sent', 'received', 'q1', NULL, 1),
@@ -88,6 +90,24 @@ describe("the SQLite file", () => {
       { id: "sent", state: "posting", service_content: "q1" },
     ]);
     db.close();
+  });
+
+  it("reads a conversation opened before owners were recorded as owned by nobody known", () => {
+    const path = join(tempDir(), "bridge.db");
+    const first = openSqliteStores(path);
+    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
+    first.conversations.setServiceThread(c.id, "thread-1", "U1");
+    first.close();
+    const db = openDatabase(path);
+    // What the migration leaves on a conversation of an earlier version.
+    db.exec("UPDATE conversations SET service_thread_owner = NULL");
+    db.close();
+    const again = openSqliteStores(path);
+    expect(again.conversations.byId(c.id)).toMatchObject({
+      serviceThreadId: "thread-1",
+      serviceThreadOwner: null,
+    });
+    again.close();
   });
 
   it("reads turns recorded before the author's team was kept as asked from their own team", () => {

@@ -49,13 +49,27 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const { conversations } = open();
     const c = conversations.ensure(KEY, "asst");
     expect(conversations.ensure(KEY, "other")).toEqual(c);
-    expect(c).toMatchObject({ assistantId: "asst", serviceThreadId: null, passedThroughTs: null });
-    conversations.setServiceThread(c.id, "th-1");
-    conversations.setServiceThread(c.id, "th-2");
+    expect(c).toMatchObject({
+      assistantId: "asst",
+      serviceThreadId: null,
+      serviceThreadOwner: null,
+      passedThroughTs: null,
+    });
+    conversations.setServiceThread(c.id, "th-1", "U1");
+    conversations.setServiceThread(c.id, "th-2", "shared");
     conversations.setPassedThrough(c.id, "1.5");
     expect(conversations.byId(c.id)).toMatchObject({
       serviceThreadId: "th-1",
+      serviceThreadOwner: "U1",
       passedThroughTs: "1.5",
+    });
+    expect(conversations.byServiceThread("th-1")?.serviceThreadOwner).toBe("U1");
+    // Who opened it may not be known (a service port that does not say): null, as before.
+    const other = conversations.ensure({ ...KEY, threadTs: "3.3" }, "asst");
+    conversations.setServiceThread(other.id, "th-3", null);
+    expect(conversations.byId(other.id)).toMatchObject({
+      serviceThreadId: "th-3",
+      serviceThreadOwner: null,
     });
     expect(conversations.find({ ...KEY, threadTs: "2.2" })).toBeUndefined();
   });
@@ -83,6 +97,30 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(stores.turns.byMessage("T", "C", "2.1")?.authorTeam).toBe("TPARTNER");
     // A person of the workspace itself: the author's team is the workspace's.
     expect(stores.turns.create({ ...fields, messageTs: "2.2" })?.authorTeam).toBe("T");
+  });
+
+  it("lists the conversations a person asked in, in their workspace only, each once", () => {
+    const stores = open();
+    const { conversations, turns } = stores;
+    const ask = (key: typeof KEY, messageTs: string, user: string) => {
+      const c = conversations.ensure(key, "asst");
+      turns.create({ conversationId: c.id, ...key, messageTs, user, content: "q", notes: [] });
+      return c.id;
+    };
+    const first = ask(KEY, "1.1", "U1");
+    ask(KEY, "1.2", "U1");
+    const others = ask({ ...KEY, threadTs: "2.2" }, "2.2", "U2");
+    ask({ ...KEY, threadTs: "2.2" }, "2.3", "U2");
+    const joined = ask({ ...KEY, threadTs: "2.2" }, "2.4", "U1");
+    ask({ ...KEY, team: "T2", threadTs: "3.3" }, "3.3", "U1");
+    expect(joined).toBe(others);
+    expect(turns.conversationsAskedIn("T", "U1").sort((a, b) => a - b)).toEqual([first, others]);
+    expect(turns.conversationsAskedIn("T", "U2")).toEqual([others]);
+    expect(turns.conversationsAskedIn("T", "U3")).toEqual([]);
+    // Finished turns count: the Home lists past conversations.
+    const turn = turns.byMessage("T", "C", "1.1") as { id: string };
+    turns.finish(turn.id, { outcome: "completed" });
+    expect(turns.conversationsAskedIn("T", "U1")).toContain(first);
   });
 
   it("moves a turn through every state and keeps what each transition recorded", () => {

@@ -23,6 +23,8 @@ export class FakeReplies implements ReplyStrategy {
   failFinish = false;
   /** Held open calls: each resolves when the test calls `release`. */
   holdOpens = false;
+  /** Slack refuses the reply's first message (once any hold is released). */
+  failOpen: Error | undefined;
   private held: (() => void)[] = [];
 
   render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
@@ -33,6 +35,7 @@ export class FakeReplies implements ReplyStrategy {
         if (parts.length > 0) return;
         recorder.posting(0);
         if (this.holdOpens) await new Promise<void>((resolve) => this.held.push(resolve));
+        if (this.failOpen) throw this.failOpen;
         parts.push(`reply-${target.turnId}`);
         recorder.parts([...parts]);
       },

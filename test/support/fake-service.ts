@@ -97,7 +97,7 @@ export class FakeService implements AssistantService {
     }
     if (opts?.signal?.aborted) throw opts.signal.reason;
     const sent = typeof body === "function" ? body() : body;
-    opts?.onSend?.();
+    opts?.onSend?.({ identity: "shared" });
     await this.enter({ call: "startRun", threadId, body: sent }, opts?.signal);
     const run: Run = { id: `run-${++this.ids}`, status: "in_progress" };
     this.runs.set(run.id, run);

@@ -14,7 +14,7 @@ export function stepSetup() {
   const service = new FakeService();
   const replies = new FakeReplies();
   const c = stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: "1.1" }, "a");
-  stores.conversations.setServiceThread(c.id, "thread-9");
+  stores.conversations.setServiceThread(c.id, "thread-9", "shared");
   let n = 0;
   const turn = (content = "What is up?"): Turn =>
     stores.turns.create({

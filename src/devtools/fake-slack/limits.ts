@@ -15,6 +15,7 @@ export type FakeSlackMethod =
   | "conversations.replies"
   | "users.info"
   | "views.open"
+  | "views.publish"
   | "apps.connections.open"
   | "assistant.threads.setStatus"
   | "assistant.threads.setSuggestedPrompts"
@@ -44,6 +45,7 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   "chat.postEphemeral": TIER_4,
   "chat.getPermalink": TIER_4,
   "views.open": TIER_4,
+  "views.publish": TIER_4,
   "chat.delete": TIER_4,
   "auth.test": TIER_4,
   // "Special" limits in Slack's reference; taken as Tier 4.

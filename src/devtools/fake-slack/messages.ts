@@ -59,11 +59,13 @@ export interface StoredMessage {
 /**
  * One change of a message, stamped by the fake's clock when it happened: the timeline an
  * observer outside the bot reads to see when a thread first showed what. Every change of a
- * stored message goes through `add`, `seed`, `edit` or `remove` so that it is stamped here.
+ * stored message goes through `add`, `seed`, `edit`, `streamed` or `remove` so that it is
+ * stamped here. A "stream" change is a streamed message that grew or ended (`chat.startStream`,
+ * `chat.appendStream`, `chat.stopStream`): no edit, but what the thread shows changed.
  */
 export interface MessageChange {
   at: number;
-  kind: "post" | "edit" | "delete";
+  kind: "post" | "edit" | "stream" | "delete";
   channel: string;
   ts: string;
   thread_ts?: string;
@@ -176,6 +178,11 @@ export class MessageStore {
     message.edits += 1;
     message.history.push(contentOf(content));
     this.stamp("edit", message);
+  }
+
+  /** Stamps what a streamed message shows now (streams.ts changed it in place). */
+  streamed(message: StoredMessage): void {
+    this.stamp("stream", message);
   }
 
   find(channel: string, ts: string): StoredMessage | undefined {

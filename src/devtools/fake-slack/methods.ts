@@ -15,6 +15,7 @@ import {
 import type { FakeSlackMethod } from "./limits.js";
 import type { MessageStore, StoredMessage } from "./messages.js";
 import { appendStream, startStream, stopStream, streamOf } from "./streams.js";
+import { openProblem, publishView, readView, type ViewState } from "./views.js";
 
 export interface SeedUser {
   id: string;
@@ -29,6 +30,10 @@ export interface SeedUser {
   is_restricted?: boolean;
   /** A single-channel guest. */
   is_ultra_restricted?: boolean;
+  /** A workspace admin. */
+  is_admin?: boolean;
+  /** A workspace owner. */
+  is_owner?: boolean;
 }
 
 export interface EphemeralMessage {
@@ -65,6 +70,8 @@ export interface Workspace {
   readonly users: Map<string, SeedUser>;
   readonly ephemerals: EphemeralMessage[];
   readonly views: OpenedView[];
+  /** Triggers used and Home tabs published (views.ts). */
+  readonly viewState: ViewState;
   readonly statuses: ThreadStatus[];
   /** The status lines, agent sessions, prompts and titles Slack shows (agent-methods.ts). */
   readonly agent: agent.AgentState;
@@ -305,6 +312,9 @@ function usersInfo(ws: Workspace, args: Args): SlackBody {
       is_bot: user.id === ws.botUserId,
       is_restricted: user.is_restricted ?? false,
       is_ultra_restricted: user.is_ultra_restricted ?? false,
+      is_admin: user.is_admin ?? false,
+      is_owner: user.is_owner ?? false,
+      is_primary_owner: false,
       profile: { display_name: user.display_name ?? "", real_name: realName },
       ...(enterprise === undefined ? {} : { enterprise_user: { enterprise_id: enterprise } }),
     },
@@ -313,17 +323,10 @@ function usersInfo(ws: Workspace, args: Args): SlackBody {
 
 function viewsOpen(ws: Workspace, args: Args): SlackBody {
   const triggerId = arg(args, "trigger_id");
-  if (triggerId === undefined) return fail("invalid_trigger_id");
-  let view = args.view;
-  if (typeof view === "string") {
-    try {
-      view = JSON.parse(view);
-    } catch {
-      return fail("invalid_arguments");
-    }
-  }
-  if (typeof view !== "object" || view === null || Array.isArray(view)) {
-    return fail("invalid_arguments");
+  const view = readView(args);
+  const refused = openProblem(ws.viewState, triggerId, view);
+  if (refused !== undefined || triggerId === undefined || view === undefined) {
+    return refused ?? fail("invalid_arguments");
   }
   const opened: OpenedView = {
     id: `V${String(ws.views.length + 1).padStart(8, "0")}`,
@@ -375,6 +378,7 @@ const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody
   "conversations.replies": replies,
   "users.info": usersInfo,
   "views.open": viewsOpen,
+  "views.publish": (ws, args) => publishView(ws.viewState, args, ws.users, ws.teamId),
   "apps.connections.open": connectionsOpen,
   "assistant.threads.setStatus": setStatus,
   "assistant.threads.setSuggestedPrompts": (ws, args) => agent.setSuggestedPrompts(ws.agent, args),

@@ -40,6 +40,7 @@ import {
 } from "./methods.js";
 import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
 import { stopAsUser, streamOf } from "./streams.js";
+import type { ViewState } from "./views.js";
 import { Waiters } from "./waiters.js";
 import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
 
@@ -104,6 +105,8 @@ export class FakeSlack {
   readonly responses: RecordedResponse[] = [];
   readonly ephemerals: EphemeralMessage[] = [];
   readonly views: OpenedView[] = [];
+  /** Triggers used, and every Home tab published (`views.publish`), in order. */
+  readonly viewState: ViewState = { usedTriggers: new Set(), published: [] };
   /** `assistant.threads.setStatus` calls, in order. */
   readonly statuses: ThreadStatus[] = [];
   private readonly store: MessageStore;
@@ -141,6 +144,7 @@ export class FakeSlack {
       users: this.users,
       ephemerals: this.ephemerals,
       views: this.views,
+      viewState: this.viewState,
       statuses: this.statuses,
       agent: this.agent,
       now: this.now,

@@ -180,6 +180,12 @@ function grow(message: StoredMessage, stream: StreamState, pieces: StreamItem[])
   return { ok: true, channel: message.channel, ts: message.ts };
 }
 
+/** Renders the message and stamps the change on the workspace's timeline. */
+function show(ws: StreamWorkspace, message: StoredMessage, stream: StreamState): void {
+  render(message, stream);
+  ws.store.streamed(message);
+}
+
 export function startStream(ws: StreamWorkspace, args: Args): Body {
   const channel = text(args, "channel");
   if (channel === undefined) return fail("channel_not_found");
@@ -212,7 +218,7 @@ export function startStream(ws: StreamWorkspace, args: Args): Body {
   });
   message.stream = stream;
   absorb(stream, pieces);
-  render(message, stream);
+  show(ws, message, stream);
   message.history = [{ text: message.text, blocks: message.blocks ?? [] }];
   return { ok: true, channel, ts: message.ts };
 }
@@ -224,7 +230,10 @@ export function appendStream(ws: StreamWorkspace, args: Args): Body {
   if ("error" in pieces) return fail(pieces.error);
   if (pieces.length === 0) return fail("no_text");
   const answer = grow(found.message, found.stream, pieces);
-  if (answer.ok) found.stream.lastAppendAt = ws.now();
+  if (answer.ok) {
+    found.stream.lastAppendAt = ws.now();
+    ws.store.streamed(found.message);
+  }
   return answer;
 }
 
@@ -246,8 +255,8 @@ export function stopStream(
   if (!answer.ok) return answer;
   stream.state = "stopped";
   stream.endBlocks = end ?? [];
-  render(message, stream);
   if (metadata !== undefined) message.metadata = metadata;
+  show(ws, message, stream);
   return { ...answer, message: { ts: message.ts, text: message.text, streaming_state: "stopped" } };
 }
 

@@ -18,18 +18,33 @@ export class MemoryConversationStore implements ConversationStore {
     return row && { ...row };
   }
 
+  byServiceThread(serviceThreadId: string): Conversation | undefined {
+    for (const c of this.rows.values()) if (c.serviceThreadId === serviceThreadId) return { ...c };
+    return undefined;
+  }
+
   ensure(key: ConversationKey, assistantId: string): Conversation {
     const found = this.find(key);
     if (found) return found;
     const id = this.rows.size + 1;
-    const created = { ...key, id, assistantId, serviceThreadId: null, passedThroughTs: null };
+    const created: Conversation = {
+      ...key,
+      id,
+      assistantId,
+      serviceThreadId: null,
+      serviceThreadOwner: null,
+      passedThroughTs: null,
+    };
     this.rows.set(id, created);
     return { ...created };
   }
 
-  setServiceThread(id: number, serviceThreadId: string): void {
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void {
     const row = this.rows.get(id);
-    if (row && row.serviceThreadId === null) row.serviceThreadId = serviceThreadId;
+    if (row && row.serviceThreadId === null) {
+      row.serviceThreadId = serviceThreadId;
+      row.serviceThreadOwner = owner;
+    }
   }
 
   setPassedThrough(id: number, ts: string): void {

@@ -18,6 +18,16 @@ export class MemorySettingsStore implements SettingsStore {
     this.rows.set(keyOf(key), merged as RunSettings);
     return this.get(key);
   }
+
+  allFor(team: string, user: string): { channel: string; settings: RunSettings }[] {
+    const found: { channel: string; settings: RunSettings }[] = [];
+    for (const [key, settings] of this.rows) {
+      const [rowTeam, channel, rowUser] = key.split("\u0000");
+      if (rowTeam !== team || rowUser !== user || channel === undefined) continue;
+      if (Object.keys(settings).length > 0) found.push({ channel, settings: { ...settings } });
+    }
+    return found.sort((a, b) => a.channel.localeCompare(b.channel));
+  }
 }
 
 const keyOf = (key: SettingsKey) => `${key.team}\u0000${key.channel}\u0000${key.user}`;

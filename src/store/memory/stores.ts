@@ -1,6 +1,8 @@
 import type { Stores } from "../stores.js";
+import { MemoryAssistantChoiceStore } from "./assistant-choices.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryFeedbackStore } from "./feedback.js";
+import { MemoryLinkedTokenStore } from "./linked-tokens.js";
 import { MemorySettingsStore } from "./settings.js";
 import { MemoryTurnStore } from "./turns.js";
 
@@ -11,6 +13,8 @@ export function memoryStores(now: () => number = Date.now): Stores {
     turns: new MemoryTurnStore(now),
     settings: new MemorySettingsStore(),
     feedback: new MemoryFeedbackStore(now),
+    linkedTokens: new MemoryLinkedTokenStore(now),
+    assistantChoices: new MemoryAssistantChoiceStore(),
     ping: () => true,
     close: () => undefined,
   };

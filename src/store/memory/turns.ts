@@ -44,6 +44,13 @@ export class MemoryTurnStore extends TurnEvents implements TurnStore {
     return this.unfinished().filter((t) => t.team === team && t.user === user).length;
   }
 
+  conversationsAskedIn(team: string, user: string): number[] {
+    const ids = this.all()
+      .filter((t) => t.team === team && t.user === user)
+      .map((t) => t.conversationId);
+    return [...new Set(ids)].sort((a, b) => a - b);
+  }
+
   serviceMessageIds(conversationId: number): Set<string> {
     const ids = this.all()
       .filter((t) => t.conversationId === conversationId && t.serviceMessageId !== null)

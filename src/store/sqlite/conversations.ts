@@ -8,6 +8,7 @@ interface Row {
   thread_ts: string;
   assistant_id: string;
   service_thread_id: string | null;
+  service_thread_owner: string | null;
   passed_through_ts: string | null;
 }
 
@@ -18,6 +19,7 @@ const toConversation = (r: Row): Conversation => ({
   threadTs: r.thread_ts,
   assistantId: r.assistant_id,
   serviceThreadId: r.service_thread_id,
+  serviceThreadOwner: r.service_thread_owner,
   passedThroughTs: r.passed_through_ts,
 });
 
@@ -26,6 +28,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly findStmt;
   private readonly insertStmt;
   private readonly byIdStmt;
+  private readonly byServiceThreadStmt;
   private readonly setThreadStmt;
   private readonly passThroughStmt;
 
@@ -37,12 +40,16 @@ export class SqliteConversationStore implements ConversationStore {
       "SELECT * FROM conversations WHERE team = ? AND channel = ? AND thread_ts = ?",
     );
     this.byIdStmt = db.prepare<[number], Row>("SELECT * FROM conversations WHERE id = ?");
+    this.byServiceThreadStmt = db.prepare<[string], Row>(
+      "SELECT * FROM conversations WHERE service_thread_id = ? LIMIT 1",
+    );
     this.insertStmt = db.prepare(
       `INSERT INTO conversations (team, channel, thread_ts, assistant_id, created_at)
        VALUES (?, ?, ?, ?, ?) ON CONFLICT (team, channel, thread_ts) DO NOTHING`,
     );
     this.setThreadStmt = db.prepare(
-      "UPDATE conversations SET service_thread_id = ? WHERE id = ? AND service_thread_id IS NULL",
+      `UPDATE conversations SET service_thread_id = ?, service_thread_owner = ?
+       WHERE id = ? AND service_thread_id IS NULL`,
     );
     this.passThroughStmt = db.prepare(
       "UPDATE conversations SET passed_through_ts = ? WHERE id = ?",
@@ -59,13 +66,18 @@ export class SqliteConversationStore implements ConversationStore {
     return row && toConversation(row);
   }
 
+  byServiceThread(serviceThreadId: string): Conversation | undefined {
+    const row = this.byServiceThreadStmt.get(serviceThreadId);
+    return row && toConversation(row);
+  }
+
   ensure(key: ConversationKey, assistantId: string): Conversation {
     this.insertStmt.run(key.team, key.channel, key.threadTs, assistantId, this.now());
     return this.find(key) as Conversation;
   }
 
-  setServiceThread(id: number, serviceThreadId: string): void {
-    this.setThreadStmt.run(serviceThreadId, id);
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void {
+    this.setThreadStmt.run(serviceThreadId, owner, id);
   }
 
   setPassedThrough(id: number, ts: string): void {

@@ -101,6 +101,32 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (turn_id, user)
    );
    CREATE INDEX feedback_by_time ON feedback (pressed_at);`,
+  // People: their own access tokens, sealed (AES-256-GCM, people/token-cipher.ts), the
+  // assistant chosen per channel and per person, and the look-up from a service thread to
+  // its Slack thread (the App Home links a person's threads).
+  `CREATE TABLE linked_tokens (
+     team TEXT NOT NULL,
+     user TEXT NOT NULL,
+     sealed BLOB NOT NULL,
+     linked_at INTEGER NOT NULL,
+     PRIMARY KEY (team, user)
+   );
+   CREATE TABLE assistant_choices (
+     team TEXT NOT NULL,
+     scope TEXT NOT NULL CHECK (scope IN ('channel', 'person')),
+     key TEXT NOT NULL,
+     assistant_id TEXT NOT NULL,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (team, scope, key)
+   );
+   CREATE INDEX conversations_by_service_thread ON conversations (service_thread_id)
+     WHERE service_thread_id IS NOT NULL;`,
+  // Who opened each conversation's service thread (a person's id, or "shared"): the service
+  // keeps a thread for the token that created it, so only that identity can continue it.
+  // Null for threads opened before. And the conversations each person asked in, read from an
+  // index (the App Home of a person without a token of their own lists only those).
+  `ALTER TABLE conversations ADD COLUMN service_thread_owner TEXT;
+   CREATE INDEX turns_by_asker ON turns (team, user, conversation_id);`,
 ];
 
 export class DatabaseOpenError extends Error {

@@ -1,7 +1,9 @@
 import type { Stores } from "../stores.js";
+import { SqliteAssistantChoiceStore } from "./assistant-choices.js";
 import { SqliteConversationStore } from "./conversations.js";
 import { openDatabase } from "./db.js";
 import { SqliteFeedbackStore } from "./feedback.js";
+import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { SqliteSettingsStore } from "./settings.js";
 import { SqliteTurnStore } from "./turns.js";
 
@@ -13,6 +15,8 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     turns: new SqliteTurnStore(db, now),
     settings: new SqliteSettingsStore(db, now),
     feedback: new SqliteFeedbackStore(db, now),
+    linkedTokens: new SqliteLinkedTokenStore(db, now),
+    assistantChoices: new SqliteAssistantChoiceStore(db, now),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: () => db.close(),
   };

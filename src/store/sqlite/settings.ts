@@ -12,6 +12,7 @@ interface Row {
 export class SqliteSettingsStore implements SettingsStore {
   private readonly getStmt;
   private readonly upsertStmt;
+  private readonly allStmt;
 
   constructor(
     db: Db,
@@ -19,6 +20,10 @@ export class SqliteSettingsStore implements SettingsStore {
   ) {
     this.getStmt = db.prepare<[string, string, string], Row>(
       "SELECT model_override, reasoning_effort, max_steps FROM settings WHERE team = ? AND channel = ? AND user = ?",
+    );
+    this.allStmt = db.prepare<[string, string], Row & { channel: string }>(
+      `SELECT channel, model_override, reasoning_effort, max_steps FROM settings
+       WHERE team = ? AND user = ? ORDER BY channel`,
     );
     this.upsertStmt = db.prepare(
       `INSERT INTO settings (team, channel, user, model_override, reasoning_effort, max_steps, updated_at)
@@ -29,16 +34,14 @@ export class SqliteSettingsStore implements SettingsStore {
   }
 
   get(key: SettingsKey): RunSettings {
-    const row = this.getStmt.get(key.team, key.channel, key.user);
-    const settings: RunSettings = {};
-    if (row?.model_override) settings.modelOverride = row.model_override as "flash" | "max";
-    if (row?.reasoning_effort) {
-      settings.reasoning_effort = row.reasoning_effort as NonNullable<
-        RunSettings["reasoning_effort"]
-      >;
-    }
-    if (row?.max_steps) settings.maxSteps = row.max_steps;
-    return settings;
+    return toSettings(this.getStmt.get(key.team, key.channel, key.user));
+  }
+
+  allFor(team: string, user: string): { channel: string; settings: RunSettings }[] {
+    return this.allStmt
+      .all(team, user)
+      .map((row) => ({ channel: row.channel, settings: toSettings(row) }))
+      .filter((row) => Object.keys(row.settings).length > 0);
   }
 
   update(key: SettingsKey, change: SettingsChange): RunSettings {
@@ -57,4 +60,16 @@ export class SqliteSettingsStore implements SettingsStore {
     });
     return next;
   }
+}
+
+function toSettings(row: Row | undefined): RunSettings {
+  const settings: RunSettings = {};
+  if (row?.model_override) settings.modelOverride = row.model_override as "flash" | "max";
+  if (row?.reasoning_effort) {
+    settings.reasoning_effort = row.reasoning_effort as NonNullable<
+      RunSettings["reasoning_effort"]
+    >;
+  }
+  if (row?.max_steps) settings.maxSteps = row.max_steps;
+  return settings;
 }

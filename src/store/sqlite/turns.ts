@@ -116,6 +116,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   private readonly activeByUserStmt;
   private readonly countByUserStmt;
   private readonly messageIdsStmt;
+  private readonly askedInStmt;
   private readonly purgeStmt;
 
   constructor(
@@ -145,8 +146,13 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
       `SELECT service_message_id AS id FROM turns
        WHERE conversation_id = ? AND service_message_id IS NOT NULL`,
     );
+    this.askedInStmt = db.prepare<[string, string], { id: number }>(
+      "SELECT DISTINCT conversation_id AS id FROM turns WHERE team = ? AND user = ?",
+    );
+    // Named: turns_by_asker matches (team, user) as well, and holds every turn ever asked.
     this.countByUserStmt = db.prepare<[string, string], { n: number }>(
-      "SELECT COUNT(*) AS n FROM turns WHERE team = ? AND user = ? AND state <> 'finished'",
+      `SELECT COUNT(*) AS n FROM turns INDEXED BY turns_unfinished_by_person
+       WHERE team = ? AND user = ? AND state <> 'finished'`,
     );
     this.activeByUserStmt = db.prepare<[string, string, string], Row>(
       `SELECT * FROM turns WHERE team = ? AND channel = ? AND user = ? AND state <> 'finished'
@@ -197,6 +203,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   serviceMessageIds(conversationId: number): Set<string> {
     return new Set(this.messageIdsStmt.all(conversationId).map((r) => r.id));
+  }
+
+  conversationsAskedIn(team: string, user: string): number[] {
+    return this.askedInStmt.all(team, user).map((r) => r.id);
   }
 
   unfinishedCountBy(team: string, user: string): number {

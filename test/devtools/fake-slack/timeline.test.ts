@@ -81,4 +81,31 @@ describe("the fake's timeline of message changes", () => {
     fake.reset();
     expect(fake.timeline).toEqual([]);
   });
+
+  it("stamps a stream's start, each append and its stop, though none is an edit", async () => {
+    fake.seedMessage({ channel: "C2", ts: "1700000100.000100", user: "U1", text: "question" });
+    const stream = { channel: "C2", recipient_user_id: "U1", recipient_team_id: "T0001" };
+    const started = await web.apiCall("chat.startStream", {
+      ...stream,
+      thread_ts: "1700000100.000100",
+      markdown_text: "Hel",
+    });
+    const ts = String((started as { ts?: unknown }).ts);
+    now += 400;
+    await web.apiCall("chat.appendStream", { channel: "C2", ts, markdown_text: "lo" });
+    now += 400;
+    await web.apiCall("chat.stopStream", { channel: "C2", ts, markdown_text: "!" });
+
+    const changes = fake.timeline
+      .filter((change) => change.ts === ts)
+      .map(({ at, kind, content }) => ({ at: at - now, kind, text: content.text }));
+    expect(changes).toEqual([
+      { at: -800, kind: "post", text: "" },
+      { at: -800, kind: "stream", text: "Hel" },
+      { at: -400, kind: "stream", text: "Hello" },
+      { at: 0, kind: "stream", text: "Hello!" },
+    ]);
+    expect(fake.messages("C2").find((m) => m.ts === ts)?.edits).toBe(0);
+    fake.reset();
+  });
 });

@@ -1,0 +1,45 @@
+import { PeopleSettingError, readRotationConfig } from "../config-people.js";
+import { openSqliteStores } from "../store/sqlite/open.js";
+import { RotationRefused, rotateTokenKey } from "./key-rotation.js";
+
+/**
+ * The key rotation of `npm run rotate-key`: seals every linked token again under NEW_TOKEN_ENCRYPTION_KEY. Run it
+ * while the bot is stopped (the database refuses a second process), then start the bot with
+ * TOKEN_ENCRYPTION_KEY set to the new key. Prints counts only, never a token or a key.
+ */
+export function runRotation(env: Record<string, string | undefined>): {
+  code: number;
+  line: string;
+} {
+  let settings: ReturnType<typeof readRotationConfig>;
+  try {
+    settings = readRotationConfig(env);
+  } catch (error) {
+    if (error instanceof PeopleSettingError)
+      return { code: 2, line: `Configuration error: ${error.message}` };
+    throw error;
+  }
+  let stores: ReturnType<typeof openSqliteStores>;
+  try {
+    stores = openSqliteStores(settings.databasePath);
+  } catch (error) {
+    return { code: 1, line: `Key rotation failed: ${(error as Error).message}` };
+  }
+  try {
+    const { rotated, already } = rotateTokenKey(
+      stores.linkedTokens,
+      settings.currentKey,
+      settings.newKey,
+    );
+    return {
+      code: 0,
+      line: `Sealed ${rotated} linked token(s) under the new key (${already} already were). Now set TOKEN_ENCRYPTION_KEY to the new key and start the bot.`,
+    };
+  } catch (error) {
+    if (error instanceof RotationRefused)
+      return { code: 1, line: `Key rotation refused: ${error.message}.` };
+    throw error;
+  } finally {
+    stores.close();
+  }
+}

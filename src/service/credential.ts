@@ -1,0 +1,47 @@
+import { createHash } from "node:crypto";
+import type { RequestInfo } from "./errors.js";
+
+/**
+ * Whose token a request carries. `identity` names it in logs ("shared", or the Slack person
+ * whose own token it is); the token itself is never logged, nor kept beyond the request.
+ */
+export interface Credential {
+  identity: string;
+  token: string;
+  /** A person's own token (not the shared one): a 401 means that person's link is dead. */
+  personal: boolean;
+}
+
+/**
+ * Where a call's credential comes from. It is asked before each attempt, and again once the
+ * attempt's turn in the budget has come, so a token unlinked while the call waited is not sent.
+ */
+export interface CredentialSource {
+  /**
+   * The credential for a call made for `party` (a Slack person; undefined: the bot's own
+   * calls) about a service thread of `threadOwner` (when known), read now. Throws a
+   * PersonalTokenError when the person must use their own token and has none, and a
+   * ThreadOwnerError when the thread is another identity's: then nothing is sent.
+   */
+  resolve(
+    party: string | undefined,
+    request: RequestInfo,
+    threadOwner?: string,
+  ): Credential | Promise<Credential>;
+  /** The service answered 401 to this personal credential. */
+  refused?(credential: Credential): void;
+}
+
+/** Every call carries one token: the bot's shared one. */
+export function sharedCredential(token: string): CredentialSource {
+  const credential: Credential = { identity: "shared", token, personal: false };
+  return { resolve: () => credential };
+}
+
+/**
+ * The budget's user of a token: a fingerprint, so snapshots, metrics and logs never carry it.
+ * Each token is its own user at the service, so each has its own budget.
+ */
+export function budgetUser(token: string): string {
+  return `token:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+}

@@ -1,0 +1,56 @@
+import type { Config } from "../config.js";
+import { type Logger, learnSecret } from "../logger.js";
+import { Assistants } from "../people/assistants.js";
+import { Identities } from "../people/identities.js";
+import { LinkNotices } from "../people/link-notices.js";
+import { TokenVault } from "../people/token-vault.js";
+import type { Stores } from "../store/stores.js";
+
+/**
+ * The people side: their sealed tokens, who each request is sent as, the link problems to
+ * tell them, and the assistants they may choose.
+ */
+export function wirePeople(
+  config: Config,
+  stores: Stores,
+  logger: Logger,
+  workspace: () => Promise<string>,
+) {
+  const vault = new TokenVault({
+    key: config.people.encryptionKey,
+    store: stores.linkedTokens,
+    onSecret: (token) => learnSecret(logger, token),
+    onBroken: ({ user }) =>
+      logger.warn(
+        { user },
+        "a linked token does not open with TOKEN_ENCRYPTION_KEY; treated as not linked",
+      ),
+  });
+  const notices = new LinkNotices();
+  const identities = new Identities({
+    mode: config.people.identityMode,
+    vault,
+    sharedToken: config.service.token,
+    workspace,
+    onUnusable: (owner, problem) => {
+      notices.add(owner, problem);
+      if (problem === "refused") {
+        logger.info(
+          { user: owner.user },
+          "the service refused a person's own token; it is unlinked",
+        );
+      }
+    },
+    onNotOwner: (asker, reason, threadOwner) => {
+      notices.add(asker, { reason, threadOwner });
+      logger.info(
+        { user: asker.user, threadOwner, reason },
+        "not sent: the conversation's service thread is not this person's to continue",
+      );
+    },
+  });
+  const assistants = new Assistants(config.people.assistants, stores.assistantChoices);
+  return { vault, identities, notices, assistants };
+}
+
+export type People = ReturnType<typeof wirePeople>;
