@@ -78,6 +78,8 @@ export interface TurnStore {
   byMessage(team: string, channel: string, messageTs: string): Turn | undefined;
   /** Every unfinished turn, in arrival order. */
   unfinished(): Turn[];
+  /** The unfinished turns of one conversation, in arrival order (its lease holder runs them). */
+  unfinishedIn(conversationId: number): Turn[];
   /** A person's unfinished turns in one channel, oldest first. */
   activeFor(team: string, channel: string, user: string): Turn[];
   /** How many turns of this person are unfinished, in every channel of the workspace. */
@@ -182,6 +184,40 @@ export interface AssistantChoiceStore {
   setForPerson(team: string, user: string, assistantId: string | null): void;
 }
 
+/** What `LeaseStore.claim` found: the lease was free or already the holder's, or it had expired in another's hands. */
+export type Claim = "claimed" | "taken_over" | "refused";
+
+/**
+ * Which copy of the bot (a replica, named by `holder`) runs each conversation's turns: one at
+ * a time, in order, across replicas sharing one database. A lease lasts until its expiry
+ * (epoch ms on the store's clock); the holder renews it while it works and releases it when
+ * the conversation has nothing left to run, or when it stops. A replica that dies stops
+ * renewing, and another takes the conversation over once the lease has expired.
+ */
+export interface LeaseStore {
+  /**
+   * Takes the conversation's lease for `holder` until now + `ttlMs`, when it is free, expired,
+   * or already `holder`'s (then it is renewed). "refused": another holder's lease is live.
+   */
+  claim(conversationId: number, holder: string, ttlMs: number): Claim;
+  /**
+   * Extends every lease `holder` still holds to now + `ttlMs` (one that expired but that
+   * nobody took is still its own); the conversations it holds, by id.
+   */
+  renew(holder: string, ttlMs: number): number[];
+  /** Gives the lease back (nothing when `holder` does not hold it). */
+  release(conversationId: number, holder: string): void;
+  /** Gives every lease of `holder` back (a replica stopping); how many it held. */
+  releaseAll(holder: string): number;
+  /**
+   * The conversations with an unfinished turn and no live lease (none, or expired), the one
+   * with the oldest unfinished turn first, at most `limit`: work nobody is doing.
+   */
+  unattended(limit: number): number[];
+  /** How many live leases `holder` has (metrics). */
+  heldBy(holder: string): number;
+}
+
 /** Everything the bot keeps, and how to reach and release it. */
 export interface Stores {
   conversations: ConversationStore;
@@ -190,6 +226,7 @@ export interface Stores {
   feedback: FeedbackStore;
   linkedTokens: LinkedTokenStore;
   assistantChoices: AssistantChoiceStore;
+  leases: LeaseStore;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
   close(): void;

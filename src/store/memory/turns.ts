@@ -34,6 +34,10 @@ export class MemoryTurnStore extends TurnEvents implements TurnStore {
     return this.all().filter((t) => t.state !== "finished");
   }
 
+  unfinishedIn(conversationId: number): Turn[] {
+    return this.unfinished().filter((t) => t.conversationId === conversationId);
+  }
+
   activeFor(team: string, channel: string, user: string): Turn[] {
     return this.unfinished().filter(
       (t) => t.team === team && t.channel === channel && t.user === user,

@@ -127,6 +127,15 @@ const MIGRATIONS: readonly string[] = [
   // index (the App Home of a person without a token of their own lists only those).
   `ALTER TABLE conversations ADD COLUMN service_thread_owner TEXT;
    CREATE INDEX turns_by_asker ON turns (team, user, conversation_id);`,
+  // Which process runs each conversation's turns (store/stores.ts: LeaseStore), and a
+  // conversation's unfinished turns in order (what its lease holder runs next).
+  `CREATE TABLE conversation_leases (
+     conversation_id INTEGER PRIMARY KEY REFERENCES conversations(id),
+     holder TEXT NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE INDEX turns_unfinished_by_conversation ON turns (conversation_id, created_at)
+     WHERE state <> 'finished';`,
 ];
 
 export class DatabaseOpenError extends Error {

@@ -3,6 +3,7 @@ import { SqliteAssistantChoiceStore } from "./assistant-choices.js";
 import { SqliteConversationStore } from "./conversations.js";
 import { openDatabase } from "./db.js";
 import { SqliteFeedbackStore } from "./feedback.js";
+import { clearLeases, SqliteLeaseStore } from "./leases.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { SqliteSettingsStore } from "./settings.js";
 import { SqliteTurnStore } from "./turns.js";
@@ -10,6 +11,7 @@ import { SqliteTurnStore } from "./turns.js";
 /** Every store in one SQLite file (created and migrated if needed; see db.ts). */
 export function openSqliteStores(path: string, now: () => number = Date.now): Stores {
   const db = openDatabase(path);
+  clearLeases(db);
   return {
     conversations: new SqliteConversationStore(db, now),
     turns: new SqliteTurnStore(db, now),
@@ -17,6 +19,7 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     feedback: new SqliteFeedbackStore(db, now),
     linkedTokens: new SqliteLinkedTokenStore(db, now),
     assistantChoices: new SqliteAssistantChoiceStore(db, now),
+    leases: new SqliteLeaseStore(db, now),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: () => db.close(),
   };

@@ -113,6 +113,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   private readonly byIdStmt;
   private readonly byMessageStmt;
   private readonly unfinishedStmt;
+  private readonly unfinishedInStmt;
   private readonly activeByUserStmt;
   private readonly countByUserStmt;
   private readonly messageIdsStmt;
@@ -141,6 +142,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     );
     this.unfinishedStmt = db.prepare<[], Row>(
       "SELECT * FROM turns WHERE state <> 'finished' ORDER BY created_at, rowid",
+    );
+    this.unfinishedInStmt = db.prepare<[number], Row>(
+      `SELECT * FROM turns WHERE conversation_id = ? AND state <> 'finished'
+       ORDER BY created_at, rowid`,
     );
     this.messageIdsStmt = db.prepare<[number], { id: string }>(
       `SELECT service_message_id AS id FROM turns
@@ -195,6 +200,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   unfinished(): Turn[] {
     return this.unfinishedStmt.all().map(toTurn);
+  }
+
+  unfinishedIn(conversationId: number): Turn[] {
+    return this.unfinishedInStmt.all(conversationId).map(toTurn);
   }
 
   activeFor(team: string, channel: string, user: string): Turn[] {
