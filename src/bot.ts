@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Bridge } from "./bridge/bridge.js";
 import type { Config } from "./config.js";
 import { botLifecycle } from "./lifecycle.js";
@@ -85,6 +87,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   });
   const bridge = wireCore({
     config,
+    holder: replicaName(),
     clock,
     metrics,
     logger,
@@ -126,6 +129,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     serviceQueues: () => service.budget.snapshot(),
     pendingEdits: () => slack.pacer.stats().pending,
     activeConversations: () => bridge.pendingConversations,
+    leasesHeld: () => bridge.leasesHeld,
   });
 
   const lifecycle = botLifecycle({
@@ -152,4 +156,9 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     ],
   });
   return { app, bridge, stores, metrics, service: service.service, ...lifecycle };
+}
+
+/** This process among the replicas: its host, its pid, and a random part for restarts. */
+function replicaName(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }

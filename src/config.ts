@@ -1,5 +1,11 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import {
+  type DatabaseConfig,
+  DatabaseSettingError,
+  databaseSecrets,
+  readDatabaseConfig,
+} from "./config-database.js";
 import { type PeopleConfig, PeopleSettingError, readPeopleConfig } from "./config-people.js";
 
 export type { AssistantChoice, IdentityMode, PeopleConfig } from "./config-people.js";
@@ -56,7 +62,10 @@ export interface Config {
     runStartsPerMinute: number;
     requestsPerMinute: number;
   };
+  /** The SQLite file (DATABASE_PATH), unless `database.url` is set. */
   databasePath: string;
+  /** PostgreSQL and replicas (config-database.ts). */
+  database: DatabaseConfig;
   /**
    * How long a finished turn's texts (the question, what was posted to the service, notes)
    * are kept after it finished, ms (RETENTION_DAYS, default 30 days); then they are purged.
@@ -344,6 +353,15 @@ function people(env: Env, assistantId: string): PeopleConfig {
   }
 }
 
+function database(env: Env): DatabaseConfig {
+  try {
+    return readDatabaseConfig(env);
+  } catch (error) {
+    if (error instanceof DatabaseSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 /**
  * Every secret the settings hold, for the log scrubber: whatever its shape, none of them may
  * reach a log line. A new secret setting belongs here too.
@@ -359,6 +377,7 @@ export function configuredSecrets(config: Config): string[] {
     // The key in both base64 alphabets, whichever the operator wrote.
     config.people.encryptionKey?.toString("base64"),
     config.people.encryptionKey?.toString("base64url"),
+    ...databaseSecrets(config.database),
   ];
   return secrets.filter((s): s is string => s !== undefined && s !== "");
 }
@@ -460,6 +479,7 @@ export function loadConfig(env: Env = process.env): Config {
       ),
     },
     databasePath: read(env, "DATABASE_PATH", z.string().trim().min(1), "./data/bridge.db"),
+    database: database(env),
     retentionMs:
       read(env, "RETENTION_DAYS", positiveInt("RETENTION_DAYS", 1, 3650), "30") * 86_400_000,
     logLevel,

@@ -75,6 +75,9 @@ export function botLifecycle(parts: LifecycleParts) {
       // What is left stops where it is, stored as it is, and resumes at the next start.
       bridge.shutdown();
       await settleWithin(bridge.idle(), UNWIND_MS, clock);
+      // Another replica takes the conversations on now, rather than once their leases expire.
+      const handedBack = bridge.handBack();
+      if (handedBack > 0) logger.info({ conversations: handedBack }, "conversations handed back");
       // A client that holds its connection open (a half-sent request) must not hold the exit.
       await settleWithin(app.stop(), UNWIND_MS, clock);
       await opsServer?.close();

@@ -1,5 +1,7 @@
-import type { ConversationStore, TurnStore } from "../store/stores.js";
+import type { ConversationStore, LeaseStore, TurnStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
+import { type Clock, systemClock } from "../time.js";
+import { ConversationLeases } from "./conversation-leases.js";
 import { ConversationQueue } from "./conversation-queue.js";
 import type { Inbound } from "./inbound.js";
 import { LiveTurn } from "./live-turn.js";
@@ -15,9 +17,20 @@ export type AcceptResult = "accepted" | "duplicate" | "ignored" | "deferred" | "
 /** `failed`: the service did not take the stop (after retries); the answer goes on. */
 export type StopResult = "stopped" | "failed" | "not_owner" | "not_running";
 
+/** This process among the replicas that share the database (conversation-leases.ts). */
+export interface ReplicaOptions {
+  holder: string;
+  leaseTtlMs: number;
+  sweepMs: number;
+}
+
 export interface BridgeDeps {
   conversations: ConversationStore;
   turns: TurnStore;
+  leases: LeaseStore;
+  replica: ReplicaOptions;
+  /** For the leases' renewals and sweeps; default the system clock. */
+  clock?: Clock;
   runner: TurnRunner;
   logger: BridgeLogger;
   /** The assistant a new conversation talks to. */
@@ -28,6 +41,8 @@ export interface BridgeDeps {
   onFirstText?: (turn: Turn) => void;
   /** Most unfinished turns one person may have in a workspace; default no limit. */
   maxQueuedPerPerson?: number;
+  /** A conversation was taken over from a replica whose lease had expired (metrics). */
+  onTakeover?: () => void;
 }
 
 const FILES_NOTE =
@@ -35,15 +50,35 @@ const FILES_NOTE =
 
 /**
  * The core: decides whether a Slack message is answered, records it as a turn before any
- * work starts, and works turns one at a time per conversation.
+ * work starts, and works turns one at a time per conversation. With several replicas on one
+ * database, a conversation's turns run in the replica that holds its lease: whichever replica
+ * records a turn claims the conversation, or leaves the turn to the holder, which reads its
+ * conversation's unfinished turns again after each one.
  */
 export class Bridge {
   private readonly queue = new ConversationQueue();
   /** The turns this process holds, waiting or running, by id. */
   private readonly live = new Map<string, LiveTurn>();
+  /**
+   * The conversation of each turn scheduled here until it is found finished: one still
+   * unfinished once its queue has drained failed here, and is not run again until a restart.
+   */
+  private readonly ranHere = new Map<string, number>();
+  private readonly leases: ConversationLeases;
   private accepting = true;
 
-  constructor(private readonly deps: BridgeDeps) {}
+  constructor(private readonly deps: BridgeDeps) {
+    const { holder, leaseTtlMs, sweepMs } = deps.replica;
+    this.leases = new ConversationLeases(
+      deps.leases,
+      { holder, ttlMs: leaseTtlMs, sweepMs, clock: deps.clock ?? systemClock, logger: deps.logger },
+      {
+        unattended: (id) => this.attend(id),
+        lost: (id) => this.leave(id),
+        takenOver: () => deps.onTakeover?.(),
+      },
+    );
+  }
 
   /**
    * Records an inbound message and schedules its answer. Returns at once; the answer is
@@ -83,7 +118,7 @@ export class Bridge {
       { turn: turn.id, team: turn.team, channel: turn.channel, conversation: conversation.id },
       "turn accepted",
     );
-    this.schedule(turn);
+    this.attend(conversation.id);
     return "accepted";
   }
 
@@ -101,14 +136,21 @@ export class Bridge {
     return this.deps.conversations.find({ team, channel, threadTs }) !== undefined;
   }
 
-  /** Schedules every unfinished turn found in the store (after a restart), in order. */
+  /**
+   * Takes on the unfinished work nobody holds (after a restart, or a replica's death), then
+   * keeps looking for it; returns how many turns were scheduled now.
+   */
   resume(): number {
-    const unfinished = this.deps.turns.unfinished();
-    for (const turn of unfinished) this.schedule(turn);
-    if (unfinished.length > 0) {
-      this.deps.logger.info({ count: unfinished.length }, "resuming unfinished turns");
-    }
-    return unfinished.length;
+    const before = this.live.size;
+    this.leases.start();
+    const resumed = this.live.size - before;
+    if (resumed > 0) this.deps.logger.info({ count: resumed }, "resuming unfinished turns");
+    return resumed;
+  }
+
+  /** Leases held by this process (metrics). */
+  get leasesHeld(): number {
+    return this.leases.count;
   }
 
   /**
@@ -198,6 +240,14 @@ export class Bridge {
     this.deps.runner.shutdown();
   }
 
+  /**
+   * Hands every conversation lease back, once the turns have stopped: another replica takes
+   * them on at its next sweep instead of waiting for them to expire.
+   */
+  handBack(): number {
+    return this.leases.handBack();
+  }
+
   /** Resolves when every scheduled turn has finished. */
   idle(): Promise<void> {
     return this.queue.idle();
@@ -207,9 +257,57 @@ export class Bridge {
     return this.queue.size;
   }
 
+  /** Claims the conversation and schedules its unfinished turns not yet scheduled here. */
+  private attend(conversationId: number): void {
+    if (!this.accepting || !this.leases.claim(conversationId)) return;
+    for (const turn of this.deps.turns.unfinishedIn(conversationId)) {
+      if (!this.live.has(turn.id) && !this.ranHere.has(turn.id)) this.schedule(turn);
+    }
+  }
+
+  /**
+   * The conversation's queue here is empty: run what other replicas recorded meanwhile, or
+   * hand the lease back. A turn that ran here and is still unfinished keeps the lease: it is
+   * not run again until the next start, by any replica.
+   */
+  private drained(conversationId: number): void {
+    if (!this.accepting || !this.leases.holds(conversationId)) return;
+    const left = this.deps.turns.unfinishedIn(conversationId);
+    this.forgetRan(conversationId, (id) => !left.some((turn) => turn.id === id));
+    if (left.some((turn) => this.ranHere.has(turn.id))) {
+      this.deps.logger.warn({ conversation: conversationId }, "a turn was left unfinished");
+      return;
+    }
+    if (left.length > 0) {
+      this.attend(conversationId);
+      return;
+    }
+    this.leases.release(conversationId);
+    // A turn recorded by another replica between the read above and the release.
+    if (this.deps.turns.unfinishedIn(conversationId).length > 0) this.attend(conversationId);
+  }
+
+  private forgetRan(conversationId: number, which: (turnId: string) => boolean): void {
+    for (const [id, conversation] of this.ranHere) {
+      if (conversation === conversationId && which(id)) this.ranHere.delete(id);
+    }
+  }
+
+  /**
+   * The lease is gone: this process stops working on the conversation, leaving it as stored
+   * for the replica that holds it now (or for this one, should it claim it again).
+   */
+  private leave(conversationId: number): void {
+    this.forgetRan(conversationId, () => true);
+    for (const live of this.live.values()) {
+      if (live.conversationId === conversationId) this.deps.runner.leave(live);
+    }
+  }
+
   private schedule(turn: Turn): void {
-    const live = new LiveTurn(turn.id, this.replyOf(turn));
+    const live = new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
     this.live.set(turn.id, live);
+    this.ranHere.set(turn.id, turn.conversationId);
     const key = String(turn.conversationId);
     const ahead = this.queue.pending(key);
     // Behind an earlier turn of its thread, a turn shows its placeholder now ("Queued — 1
@@ -224,7 +322,19 @@ export class Bridge {
     }
     void this.queue
       .add(key, () => this.deps.runner.run(live))
-      .finally(() => this.live.delete(turn.id));
+      .finally(() => {
+        this.live.delete(turn.id);
+        if (this.queue.pending(key) === 0) this.guarded(() => this.drained(turn.conversationId));
+      });
+  }
+
+  /** A store failure while handing work on is logged; the sweep finds the work again. */
+  private guarded(work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.deps.logger.warn({ err: String(error) }, "could not hand a conversation on");
+    }
   }
 
   private replyOf(turn: Turn): TurnReply {
@@ -239,7 +349,8 @@ export class Bridge {
 
   private async stopTurn(turn: Turn, user: string): Promise<boolean> {
     // A turn this process does not hold (finished meanwhile, or the bot is stopping).
-    const live = this.live.get(turn.id) ?? new LiveTurn(turn.id, this.replyOf(turn));
+    const live =
+      this.live.get(turn.id) ?? new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
     return this.deps.runner.stop(live, user);
   }
 }

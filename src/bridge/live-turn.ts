@@ -24,10 +24,16 @@ export class LiveTurn {
   unshown: unknown;
   /** Aborts the turn's waits (budget queue, thread read, outage backoff), never a POST in flight. */
   readonly waits = new AbortController();
+  /**
+   * Aborted when this process must leave the turn as stored (its conversation's lease went to
+   * another replica): as at a shutdown, but for this turn alone.
+   */
+  readonly leaving = new AbortController();
 
   constructor(
     readonly id: string,
     readonly reply: TurnReply,
+    readonly conversationId: number,
   ) {}
 
   get stopped(): boolean {

@@ -32,7 +32,7 @@ export function runFollow(deps: RunFollowDeps) {
     const { live } = context;
     const { clock, runTimeoutMs } = deps;
     const abandon = new AbortController();
-    const follow = AbortSignal.any([abandon.signal, deps.closing]);
+    const follow = AbortSignal.any([abandon.signal, deps.closing, live.leaving.signal]);
     let cancelGiveUp = () => {};
     const caller = callerOf(context);
     const left = Math.max(0, (turn.runStartedAt ?? clock.now()) + runTimeoutMs - clock.now());

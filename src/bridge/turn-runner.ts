@@ -78,7 +78,7 @@ export class TurnRunner {
 
   /** Works `live`'s turn, unless it is no longer waiting (stopped, or the bot is closing). */
   async run(live: LiveTurn): Promise<void> {
-    if (this.closing.signal.aborted || live.stage !== "waiting") return;
+    if (this.left(live) || live.stage !== "waiting") return;
     const turn = this.deps.turns.byId(live.id);
     if (!turn || turn.state === "finished") {
       live.stage = "ended";
@@ -117,8 +117,9 @@ export class TurnRunner {
       };
       return { ending: runEnding(run, context), run };
     } catch (error) {
-      if (this.closing.signal.aborted) {
-        logger.info({ turn: turn.id, run: live.runId }, "turn left for the next start");
+      if (this.left(live)) {
+        const why = this.closing.signal.aborted ? "for the next start" : "to its lease's holder";
+        logger.info({ turn: turn.id, run: live.runId }, `turn left ${why}`);
         return undefined;
       }
       const failure = live.unshown ?? error;
@@ -169,7 +170,7 @@ export class TurnRunner {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
       clock: this.deps.clock,
       // Waiting out an outage ends at once when the turn is stopped or the bot shuts down.
-      signal: AbortSignal.any([live.waits.signal, this.closing.signal]),
+      signal: AbortSignal.any([live.waits.signal, this.closing.signal, live.leaving.signal]),
       onRetry: (error, attempt) => {
         this.deps.logger.warn(
           { turn: turn.id, attempt, err: errorSummary(error) },
@@ -227,6 +228,19 @@ export class TurnRunner {
    */
   shutdown(): void {
     this.closing.abort();
+  }
+
+  /**
+   * This process must stop working on `live`'s turn and leave it as stored (its
+   * conversation's lease is lost): as a shutdown does, for this turn alone.
+   */
+  leave(live: LiveTurn): void {
+    live.leaving.abort();
+  }
+
+  /** Whether the turn is to be left as stored: the bot is shutting down, or its lease is lost. */
+  private left(live: LiveTurn): boolean {
+    return this.closing.signal.aborted || live.leaving.signal.aborted;
   }
 
   /** Stops `live`'s run unless a stop of it is on its way or was taken (LiveTurn.stopping). */

@@ -8,6 +8,8 @@ export interface GaugeSources {
   pendingEdits(): number;
   /** Conversations with a turn being worked on or waiting. */
   activeConversations(): number;
+  /** Conversation leases this replica holds. */
+  leasesHeld(): number;
 }
 
 /** Label values that exist from the start, so dashboards see 0 rather than no series. */
@@ -67,6 +69,10 @@ export function createMetrics() {
       "Answers by the way they were shown: stream (native streaming) or edits (chat.update).",
       "way",
     ),
+    takeovers: counter(
+      "bridge_conversation_takeovers_total",
+      "Conversations this replica took over from a replica whose lease had expired (it died or stalled).",
+    ),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",
       help: "From the question's arrival to the first answer text the bot handed to Slack.",
@@ -100,6 +106,14 @@ export function createMetrics() {
       registers: [registry],
       collect() {
         if (sources) this.set(sources.activeConversations());
+      },
+    }),
+    leasesHeld: new Gauge({
+      name: "bridge_conversation_leases_held",
+      help: "Conversations whose turns this replica runs (it holds their lease).",
+      registers: [registry],
+      collect() {
+        if (sources) this.set(sources.leasesHeld());
       },
     }),
     peakRss: new Gauge({

@@ -11,8 +11,16 @@ import type { Stores } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import type { Clock } from "../time.js";
 
+/**
+ * How often each replica looks for work nobody holds (a turn recorded while its conversation's
+ * holder was handing it back, a dead replica's), ms.
+ */
+const SWEEP_MS = 2_000;
+
 export interface CoreParts {
   config: Config;
+  /** This process among the replicas sharing the database. */
+  holder: string;
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
@@ -58,6 +66,10 @@ export function wireCore(parts: CoreParts): Bridge {
   return new Bridge({
     conversations,
     turns,
+    leases: stores.leases,
+    replica: { holder: parts.holder, leaseTtlMs: config.database.leaseTtlMs, sweepMs: SWEEP_MS },
+    clock,
+    onTakeover: () => metrics.takeovers.inc(),
     runner,
     logger,
     assistantFor: parts.assistantFor ?? (() => config.service.assistantId),

@@ -17,6 +17,9 @@ function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
   const bridge = new Bridge({
     conversations,
     turns,
+    leases: stores.leases,
+    replica: { holder: "replica-1", leaseTtlMs: 15_000, sweepMs: 2_000 },
+    clock,
     runner,
     replies,
     logger: quiet,

@@ -84,7 +84,7 @@ describe("the service budget shared between people", () => {
       token: "fair-token",
       budget: new ServiceBudget(limits),
     });
-    const { conversations, turns, settings } = memoryStores();
+    const { conversations, turns, settings, leases } = memoryStores();
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
     const content = new TurnContent({
       history: undefined,
@@ -107,6 +107,8 @@ describe("the service budget shared between people", () => {
     const bridge = new Bridge({
       conversations,
       turns,
+      leases,
+      replica: { holder: "replica-1", leaseTtlMs: 15_000, sweepMs: 2_000 },
       runner,
       replies: new FakeReplies(),
       logger: silent,

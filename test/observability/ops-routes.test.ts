@@ -82,12 +82,15 @@ describe("the ops routes on their own server", () => {
       ],
       pendingEdits: () => pending,
       activeConversations: () => 5,
+      leasesHeld: () => 4,
     });
     const get = await serve({ checks: {} }, metrics);
     let text = (await get("/metrics")).text;
     expect(text).toContain('bridge_service_queue_length{kind="run_start"} 2');
     expect(text).toContain("bridge_slack_pending_edits 3");
     expect(text).toContain("bridge_active_conversations 5");
+    expect(text).toContain("bridge_conversation_leases_held 4");
+    expect(text).toContain("bridge_conversation_takeovers_total 0");
     expect(text).toContain('bridge_turns_total{outcome="completed"} 0');
     pending = 0;
     text = (await get("/metrics")).text;

@@ -52,7 +52,7 @@ describe(".env.example", () => {
   });
 
   it("names only variables the bot reads", () => {
-    const source = ["src/config.ts", "src/config-people.ts"]
+    const source = ["src/config.ts", "src/config-people.ts", "src/config-database.ts"]
       .map((file) => readFileSync(join(ROOT, file), "utf8"))
       .join("\n");
     for (const name of [...Object.keys(active), ...Object.keys(commented)]) {

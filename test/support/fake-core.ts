@@ -8,10 +8,17 @@ import { FakeService } from "./fake-service.js";
 
 export const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** The real turn runner over `stores`, a fake service and fake replies, without thread context. */
-export function fakeCore(stores: Stores, clock: Clock, limits: TurnLimits) {
+/**
+ * The real turn runner over `stores`, a fake service (its own unless given: replicas share
+ * one) and fake replies, without thread context.
+ */
+export function fakeCore(
+  stores: Stores,
+  clock: Clock,
+  limits: TurnLimits,
+  service = new FakeService(),
+) {
   const { turns, conversations, settings } = stores;
-  const service = new FakeService();
   const replies = new FakeReplies();
   const content = new TurnContent({
     history: undefined,

@@ -69,5 +69,5 @@ export class FakeReplies implements ReplyStrategy {
 
 /** A live turn with a reply on `replies`, as the bridge makes one. */
 export function liveTurn(replies: ReplyStrategy, turns: TurnStore, turn: Turn): LiveTurn {
-  return new LiveTurn(turn.id, new TurnReply(replies, turns, turn));
+  return new LiveTurn(turn.id, new TurnReply(replies, turns, turn), turn.conversationId);
 }

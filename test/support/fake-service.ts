@@ -118,6 +118,7 @@ export class FakeService implements AssistantService {
       // A hanging run says nothing more until it is stopped or its reader gives up.
       await new Promise<void>((resolve, reject) => {
         this.onStop.set(runId, resolve);
+        if (opts?.signal?.aborted) reject(opts.signal.reason);
         opts?.signal?.addEventListener("abort", () => reject(opts.signal?.reason), { once: true });
       });
     }

@@ -29,7 +29,7 @@ export function stepSetup() {
     }) as Turn;
   /** The context a step gets for `t` (the outage policy gives up at once). */
   const context = (t: Turn): StepContext => {
-    const live = new LiveTurn(t.id, new TurnReply(replies, stores.turns, t));
+    const live = new LiveTurn(t.id, new TurnReply(replies, stores.turns, t), t.conversationId);
     const conversation = stores.conversations.byId(c.id) ?? c;
     const outage = { giveUpAfterMs: 0, clock, onRetry: () => {} };
     return { live, conversation, outage, party: t.user };

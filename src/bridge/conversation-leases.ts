@@ -1,0 +1,138 @@
+import type { LeaseStore } from "../store/stores.js";
+import type { Clock } from "../time.js";
+import type { BridgeLogger } from "./ports.js";
+
+export interface LeaseOptions {
+  /** This process among the replicas sharing the database. */
+  holder: string;
+  /** How long a lease lasts unless renewed, ms: a dead replica's work waits this long. */
+  ttlMs: number;
+  /** How often unattended work (a dead replica's, or a turn nobody claimed) is looked for, ms. */
+  sweepMs: number;
+  clock: Clock;
+  logger: BridgeLogger;
+}
+
+export interface LeaseHooks {
+  /** A conversation nobody holds has unfinished turns: claim it and run them. */
+  unattended(conversationId: number): void;
+  /** The lease of a conversation this process held is gone: its turns must stop here. */
+  lost(conversationId: number): void;
+  /** A conversation was taken over from a replica whose lease had expired (metrics). */
+  takenOver?(conversationId: number): void;
+}
+
+/** At most this many unattended conversations are claimed per sweep. */
+const SWEEP_LIMIT = 100;
+
+/**
+ * The leases this process holds on conversations (store/stores.ts: LeaseStore), kept alive
+ * while it works on them: renewed every third of their lifetime, swept for work nobody holds,
+ * handed back when it stops. A renewal that fails for a whole lifetime (the database out of
+ * reach) counts every lease as lost, since another replica may already have taken them.
+ */
+export class ConversationLeases {
+  private readonly held = new Set<number>();
+  private renewedAt: number;
+  private cancelRenew: (() => void) | undefined;
+  private cancelSweep: (() => void) | undefined;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly options: LeaseOptions,
+    private readonly hooks: LeaseHooks,
+  ) {
+    this.renewedAt = options.clock.now();
+  }
+
+  /** Whether this process holds (or now took) the conversation's lease. */
+  claim(conversationId: number): boolean {
+    if (this.held.has(conversationId)) return true;
+    const { holder, ttlMs } = this.options;
+    const claim = this.store.claim(conversationId, holder, ttlMs);
+    if (claim === "refused") return false;
+    this.held.add(conversationId);
+    if (claim === "taken_over") {
+      this.options.logger.info({ conversation: conversationId }, "conversation taken over");
+      this.hooks.takenOver?.(conversationId);
+    }
+    return true;
+  }
+
+  holds(conversationId: number): boolean {
+    return this.held.has(conversationId);
+  }
+
+  release(conversationId: number): void {
+    if (!this.held.delete(conversationId)) return;
+    this.store.release(conversationId, this.options.holder);
+  }
+
+  get count(): number {
+    return this.held.size;
+  }
+
+  /** Starts renewing and sweeping; the first sweep runs now (work left by a previous start). */
+  start(): void {
+    this.sweep();
+    this.armRenew();
+    this.armSweep();
+  }
+
+  /** Stops renewing and sweeping, and hands every lease back for another replica to take. */
+  handBack(): number {
+    this.cancelRenew?.();
+    this.cancelSweep?.();
+    this.held.clear();
+    return this.store.releaseAll(this.options.holder);
+  }
+
+  /** Claims what nobody works on, oldest waiting first. */
+  sweep(): void {
+    for (const id of this.store.unattended(SWEEP_LIMIT)) {
+      if (!this.held.has(id)) this.hooks.unattended(id);
+    }
+  }
+
+  private armRenew(): void {
+    const { clock, ttlMs } = this.options;
+    this.cancelRenew = clock.timer(Math.max(1, Math.floor(ttlMs / 3)), () => {
+      this.renew();
+      this.armRenew();
+    });
+  }
+
+  private armSweep(): void {
+    this.cancelSweep = this.options.clock.timer(this.options.sweepMs, () => {
+      this.guarded("sweep", () => this.sweep());
+      this.armSweep();
+    });
+  }
+
+  private renew(): void {
+    const { clock, holder, ttlMs } = this.options;
+    let kept: Set<number>;
+    try {
+      kept = new Set(this.store.renew(holder, ttlMs));
+      this.renewedAt = clock.now();
+    } catch (error) {
+      this.options.logger.warn({ err: String(error) }, "could not renew conversation leases");
+      if (clock.now() - this.renewedAt < ttlMs) return;
+      kept = new Set();
+    }
+    for (const id of [...this.held]) {
+      if (kept.has(id)) continue;
+      this.held.delete(id);
+      this.options.logger.warn({ conversation: id }, "conversation lease lost");
+      this.hooks.lost(id);
+    }
+  }
+
+  private guarded(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.options.logger.warn({ err: String(error), what }, "conversation leases");
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { Bridge } from "../../src/bridge/bridge.js";
+import type { Inbound } from "../../src/bridge/inbound.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+import type { Stores } from "../../src/store/stores.js";
+import { fakeCore, quiet } from "../support/fake-core.js";
+import { FakeService } from "../support/fake-service.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const TTL_MS = 15_000;
+const SWEEP_MS = 2_000;
+const LIMITS = { maxMessageChars: 1_000, runTimeoutMs: 600_000, serviceOutageMs: 60_000 };
+
+/**
+ * Replicas in one process: each its own bridge, runner, replies and clock (for its timers:
+ * renewals and sweeps fire only when the test moves it), over one set of stores and one
+ * service, as replicas share one database and one assistant service.
+ */
+function cluster() {
+  let now = Date.UTC(2026, 0, 1);
+  const stores = memoryStores(() => now);
+  const service = new FakeService();
+  const takeovers: string[] = [];
+  const replica = (holder: string) => {
+    const clock = new ManualClock(now);
+    const { replies, runner } = fakeCore(stores, clock, LIMITS, service);
+    const bridge = new Bridge({
+      conversations: stores.conversations,
+      turns: stores.turns,
+      leases: stores.leases,
+      replica: { holder, leaseTtlMs: TTL_MS, sweepMs: SWEEP_MS },
+      clock,
+      runner,
+      replies,
+      logger: quiet,
+      assistantFor: () => "asst-1",
+      onTakeover: () => takeovers.push(holder),
+    });
+    bridge.resume();
+    return { holder, clock, replies, bridge };
+  };
+  /** Moves the database's time (lease expiry) and a replica's timers together. */
+  const pass = async (ms: number, ...replicas: { clock: ManualClock }[]) => {
+    now += ms;
+    for (const r of replicas) await r.clock.advance(ms);
+  };
+  return { stores, service, takeovers, replica, pass };
+}
+
+let ts = 100;
+function question(fields: Partial<Inbound> = {}): Inbound {
+  const own = `${ts++}.000100`;
+  return {
+    team: "T1",
+    channel: "C1",
+    isDirect: false,
+    threadTs: fields.threadTs ?? own,
+    ts: own,
+    user: "U1",
+    text: `question ${own}`,
+    hasFiles: false,
+    mentioned: true,
+    ...fields,
+  };
+}
+
+const unfinished = (stores: Stores) => stores.turns.unfinished();
+/** The id of the turn recorded for a question. */
+const turnOf = (stores: Stores, q: Inbound) =>
+  stores.turns.byMessage(q.team, q.channel, q.ts)?.id ?? "";
+
+describe("replicas sharing one database", () => {
+  it("runs a conversation's turns in the replica holding it, in order, whichever replica heard them", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    const held = c.service.hold("startRun");
+    const first = question();
+    expect(a.bridge.accept(first)).toBe("accepted");
+    await held.entered;
+    // B records the thread's next message, but A holds the conversation: B runs nothing.
+    const second = question({ threadTs: first.threadTs, mentioned: false });
+    expect(b.bridge.accept(second)).toBe("accepted");
+    expect(b.bridge.leasesHeld).toBe(0);
+    held.release();
+    await a.bridge.idle();
+    await b.bridge.idle();
+    expect(unfinished(c.stores)).toEqual([]);
+    for (const q of [first, second]) {
+      expect(a.replies.story(turnOf(c.stores, q)).at(-1)).toBe("finish:completed:The answer.");
+      expect(b.replies.story(turnOf(c.stores, q))).toEqual([]);
+    }
+    const posted = c.service.calls.filter((call) => call.call === "postMessage");
+    expect(posted.map((call) => call.content)).toEqual([first.text, second.text]);
+    expect(c.service.count("startRun")).toBe(2);
+    expect(c.stores.leases.heldBy("A")).toBe(0);
+  });
+
+  it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    c.service.hang = true;
+    const streaming = c.service.hold("streamRun");
+    const asked = question();
+    a.bridge.accept(asked);
+    await streaming.entered;
+    streaming.release();
+    // A dies: its work stops where it is and nothing is handed back.
+    a.bridge.shutdown();
+    await a.bridge.idle();
+    await c.pass(TTL_MS - SWEEP_MS, b);
+    expect(b.bridge.leasesHeld).toBe(0);
+    c.service.hang = false;
+    await c.pass(SWEEP_MS, b);
+    await b.bridge.idle();
+    expect(c.takeovers).toEqual(["B"]);
+    const turn = turnOf(c.stores, asked);
+    expect(c.stores.turns.byId(turn)).toMatchObject({
+      state: "finished",
+      outcome: "completed",
+    });
+    expect(b.replies.story(turn).at(-1)).toBe("finish:completed:The answer.");
+    expect(c.service.count("startRun")).toBe(1);
+  });
+
+  it("hands its conversations back when it stops, so another replica goes on at once", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    c.service.hang = true;
+    const streaming = c.service.hold("streamRun");
+    const asked = question();
+    a.bridge.accept(asked);
+    await streaming.entered;
+    streaming.release();
+    a.bridge.shutdown();
+    await a.bridge.idle();
+    expect(a.bridge.handBack()).toBe(1);
+    c.service.hang = false;
+    await c.pass(SWEEP_MS, b);
+    await b.bridge.idle();
+    expect(c.takeovers).toEqual([]);
+    expect(unfinished(c.stores)).toEqual([]);
+    expect(c.service.count("startRun")).toBe(1);
+  });
+
+  it("leaves a turn as stored when its lease went to another replica, and writes no ending", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    c.service.hang = true;
+    const streaming = c.service.hold("streamRun");
+    const asked = question();
+    a.bridge.accept(asked);
+    await streaming.entered;
+    streaming.release();
+    // A stalls past its lease (its renewals do not run); B takes the conversation over.
+    await c.pass(TTL_MS + SWEEP_MS, b);
+    expect(c.takeovers).toEqual(["B"]);
+    // A's next renewal finds the lease gone: it stops following and ends nothing.
+    await a.clock.advance(TTL_MS / 3);
+    await a.bridge.idle();
+    const turn = turnOf(c.stores, asked);
+    expect(a.replies.story(turn).some((s) => s.startsWith("finish"))).toBe(false);
+    expect(a.bridge.leasesHeld).toBe(0);
+    c.service.hang = false;
+    await c.service.stopRun(c.stores.turns.byId(turn)?.runId ?? "");
+    await b.bridge.idle();
+    expect(c.stores.turns.byId(turn)?.state).toBe("finished");
+    expect(b.replies.story(turn).at(-1)).toMatch(/^finish:/);
+  });
+});
