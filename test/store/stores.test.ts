@@ -6,6 +6,7 @@ import { memoryStores } from "../../src/store/memory/stores.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
 import { IllegalTransition } from "../../src/store/turn.js";
+import { postgresStores } from "../support/postgres.js";
 
 /** One suite, every implementation: what the core relies on means the same in each. */
 const cleanups: (() => void)[] = [];
@@ -28,6 +29,7 @@ const implementations: [string, (now?: () => number) => Stores][] = [
       return stores;
     },
   ],
+  ["postgres", (now = () => 1_000) => postgresStores(now)],
 ];
 
 const KEY = { team: "T", channel: "C", threadTs: "1.1" };

@@ -28,9 +28,7 @@ export class SqliteLeaseStore implements LeaseStore {
        ON CONFLICT (conversation_id) DO UPDATE SET holder = excluded.holder,
          expires_at = excluded.expires_at`,
     );
-    this.renewStmt = db.prepare(
-      "UPDATE conversation_leases SET expires_at = ? WHERE holder = ?",
-    );
+    this.renewStmt = db.prepare("UPDATE conversation_leases SET expires_at = ? WHERE holder = ?");
     this.heldStmt = db.prepare<[string], { id: number }>(
       "SELECT conversation_id AS id FROM conversation_leases WHERE holder = ? ORDER BY conversation_id",
     );
@@ -56,9 +54,7 @@ export class SqliteLeaseStore implements LeaseStore {
       const live = current !== undefined && current.expires_at > now;
       if (live && current.holder !== holder) return "refused";
       this.upsertStmt.run(conversationId, holder, now + ttlMs);
-      return current !== undefined && !live && current.holder !== holder
-        ? "taken_over"
-        : "claimed";
+      return current !== undefined && !live && current.holder !== holder ? "taken_over" : "claimed";
     })();
   }
 
