@@ -55,15 +55,15 @@ function reasonOf(error) {
 
 async function connection() {
   if (client) return client;
-  const c = new pg.Client(config);
-  c.on("error", () => forget(c));
-  c.on("end", () => forget(c));
+  let c;
   try {
+    c = new pg.Client(config);
+    c.on("error", () => forget(c));
+    c.on("end", () => forget(c));
     await c.connect();
   } catch (error) {
-    c.end().catch(() => undefined);
-    error.phase = "connect";
-    throw error;
+    if (c) c.end().catch(() => undefined);
+    throw Object.assign(error instanceof Error ? error : new Error(String(error)), { phase: "connect" });
   }
   client = c;
   session += 1;
@@ -100,12 +100,12 @@ port.on("message", async (request) => {
   try {
     answer(await run(request));
   } catch (error) {
-    // A server's answer (a constraint, a timeout, a syntax error) leaves the connection as it
-    // was; anything else (refused, reset, closed) leaves it in doubt: the next query opens a
-    // new one.
+    // A server's ERROR (a constraint, a timeout, a syntax error) leaves the connection as it
+    // was. A FATAL one ends it, and anything else (refused, reset, closed) leaves it in doubt:
+    // the next query opens a new one, rather than finding out on a dying one.
     const fromServer = Boolean(error && error.severity);
     const phase = error && error.phase;
-    if (!fromServer && phase !== "transaction") await end();
+    if (!(fromServer && error.severity === "ERROR") && phase !== "transaction") await end();
     const prefix = fromServer || phase === "transaction" || phase === "load"
       ? ""
       : phase === "connect"
