@@ -1,19 +1,6 @@
+import { type LinkedTokenRow as Row, toToken } from "../rows.js";
 import type { LinkedTokenStore, SealedToken } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
-
-interface Row {
-  team: string;
-  user: string;
-  sealed: Buffer;
-  linked_at: number;
-}
-
-const toToken = (r: Row): SealedToken => ({
-  team: r.team,
-  user: r.user,
-  sealed: r.sealed,
-  linkedAt: r.linked_at,
-});
 
 const COLUMNS = 'team, "user", sealed, linked_at';
 

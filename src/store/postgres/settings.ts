@@ -1,5 +1,5 @@
 import type { RunSettings } from "../../service/schemas.js";
-import { type SettingsRow as Row, toSettings } from "../settings-rows.js";
+import { type SettingsRow as Row, toSettings } from "../rows.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
 
