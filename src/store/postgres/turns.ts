@@ -91,7 +91,8 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
   conversationsAskedIn(team: string, user: string): number[] {
     return this.db
       .rows<{ id: number }>(
-        `SELECT DISTINCT conversation_id AS id FROM turns WHERE team = $1 AND "user" = $2`,
+        `SELECT DISTINCT conversation_id AS id FROM turns WHERE team = $1 AND "user" = $2
+         ORDER BY conversation_id`,
         [team, user],
       )
       .map((r) => r.id);

@@ -33,6 +33,10 @@ const flag = new Int32Array(workerData.flag);
 let client;
 let session = 0;
 
+/** SQLSTATEs after which the server has closed the session: 08 connection exceptions, 57P
+ * operator intervention (shutdown, terminated), 25P03 idle in a transaction too long. */
+const SESSION_ENDING = /^(08|57P|25P03)/;
+
 function answer(reply) {
   port.postMessage(reply);
   Atomics.store(flag, 0, 1);
@@ -100,12 +104,15 @@ port.on("message", async (request) => {
   try {
     answer(await run(request));
   } catch (error) {
-    // A server's ERROR (a constraint, a timeout, a syntax error) leaves the connection as it
-    // was. A FATAL one ends it, and anything else (refused, reset, closed) leaves it in doubt:
-    // the next query opens a new one, rather than finding out on a dying one.
+    // A server's error (a constraint, a statement timeout, a syntax error) leaves the
+    // connection as it was. One that ends the session (a FATAL: the server shutting down, the
+    // backend terminated, a connection problem; told by its SQLSTATE, as the severity's word
+    // may be translated) and anything not from the server (refused, reset, closed) leave it
+    // gone or in doubt: the next query opens a new one, rather than finding out on a dying one.
     const fromServer = Boolean(error && error.severity);
     const phase = error && error.phase;
-    if (!(fromServer && error.severity === "ERROR") && phase !== "transaction") await end();
+    const endsSession = !fromServer || SESSION_ENDING.test(String(error.code));
+    if (endsSession && phase !== "transaction") await end();
     const prefix = fromServer || phase === "transaction" || phase === "load"
       ? ""
       : phase === "connect"
