@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    globalSetup: ["test/temp-folder-guard.ts"],
+    // PostgreSQL first: its throwaway server must not live in the guard's private temp folder.
+    globalSetup: ["test/support/postgres.ts", "test/temp-folder-guard.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
+import { postgresStores } from "../support/postgres.js";
 import { tempFolder } from "../support/temp-folder.js";
 
 /** One suite, every implementation: linked tokens, assistant choices, threads by service id. */
@@ -15,6 +16,7 @@ const implementations: [string, (now: () => number) => Stores][] = [
       return stores;
     },
   ],
+  ["postgres", (now) => postgresStores(now)],
 ];
 
 describe.each(implementations)("the %s stores of people", (_name, openStores) => {

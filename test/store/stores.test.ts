@@ -6,6 +6,7 @@ import { memoryStores } from "../../src/store/memory/stores.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
 import { IllegalTransition } from "../../src/store/turn.js";
+import { postgresStores } from "../support/postgres.js";
 
 /** One suite, every implementation: what the core relies on means the same in each. */
 const cleanups: (() => void)[] = [];
@@ -28,6 +29,7 @@ const implementations: [string, (now?: () => number) => Stores][] = [
       return stores;
     },
   ],
+  ["postgres", (now = () => 1_000) => postgresStores(now)],
 ];
 
 const KEY = { team: "T", channel: "C", threadTs: "1.1" };
@@ -299,5 +301,130 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       { turnId: "turn-a", user: "U1", value: "negative", at: 4_000 },
     ]);
     expect(feedback.purge(4_000, 10)).toBe(0);
+  });
+
+  it("lists a conversation's unfinished turns in arrival order, also within one millisecond", () => {
+    const stores = open();
+    const { turns } = stores;
+    // The clock stands still: every turn arrives at 1_000, and order is arrival alone.
+    const first = newTurn(stores, "1.1")?.id as string;
+    const second = newTurn(stores, "1.2")?.id as string;
+    const elsewhere = stores.conversations.ensure({ ...KEY, threadTs: "2.2" }, "asst");
+    stores.turns.create({
+      conversationId: elsewhere.id,
+      ...KEY,
+      messageTs: "2.2",
+      user: "U1",
+      content: "q",
+      notes: [],
+    });
+    const third = newTurn(stores, "1.3")?.id as string;
+    turns.finish(first, { outcome: "completed" });
+    const conversation = stores.conversations.find(KEY)?.id as number;
+    expect(turns.unfinishedIn(conversation).map((t) => t.id)).toEqual([second, third]);
+    expect(turns.unfinishedIn(elsewhere.id)).toHaveLength(1);
+    expect(turns.unfinishedIn(9_999)).toEqual([]);
+  });
+
+  it("leases a conversation to one holder at a time, renewed by its claims, until it expires", () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { leases } = stores;
+    const id = stores.conversations.ensure(KEY, "asst").id;
+    expect(leases.claim(id, "r1", 500)).toBe("claimed");
+    expect(leases.claim(id, "r2", 500)).toBe("refused");
+    now = 1_400;
+    // The holder claiming again renews: live until 1_900 now.
+    expect(leases.claim(id, "r1", 500)).toBe("claimed");
+    now = 1_800;
+    expect(leases.claim(id, "r2", 500)).toBe("refused");
+    expect(leases.heldBy("r1")).toBe(1);
+    now = 1_900;
+    // Expired (its expiry is not after now): another holder takes it over.
+    expect(leases.heldBy("r1")).toBe(0);
+    expect(leases.claim(id, "r2", 500)).toBe("taken_over");
+    expect(leases.heldBy("r2")).toBe(1);
+    expect(leases.claim(id, "r1", 500)).toBe("refused");
+    // An expired lease claimed again by its own holder is simply claimed.
+    now = 3_000;
+    expect(leases.claim(id, "r2", 500)).toBe("claimed");
+  });
+
+  it("renews every lease a holder still has, one expired that nobody took included", () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { leases, conversations } = stores;
+    const [a, b, c] = ["1.1", "2.2", "3.3"].map(
+      (threadTs) => conversations.ensure({ ...KEY, threadTs }, "asst").id,
+    ) as [number, number, number];
+    leases.claim(a, "r1", 100);
+    leases.claim(b, "r1", 1_000);
+    leases.claim(c, "r2", 1_000);
+    now = 1_500;
+    expect(leases.renew("r1", 1_000)).toEqual([a, b]);
+    expect(leases.heldBy("r1")).toBe(2);
+    expect(leases.claim(a, "r2", 100)).toBe("refused");
+    now = 2_400;
+    expect(leases.claim(a, "r2", 100)).toBe("refused");
+    expect(leases.renew("r3", 1_000)).toEqual([]);
+  });
+
+  it("gives a lease back only from its holder, one at a time or all at once", () => {
+    const stores = open();
+    const { leases, conversations } = stores;
+    const [a, b, c] = ["1.1", "2.2", "3.3"].map(
+      (threadTs) => conversations.ensure({ ...KEY, threadTs }, "asst").id,
+    ) as [number, number, number];
+    leases.claim(a, "r1", 1_000);
+    leases.claim(b, "r1", 1_000);
+    leases.claim(c, "r2", 1_000);
+    leases.release(a, "r2");
+    expect(leases.claim(a, "r2", 1_000)).toBe("refused");
+    leases.release(a, "r1");
+    // Free again: claimed, not taken over (nobody held it).
+    expect(leases.claim(a, "r2", 1_000)).toBe("claimed");
+    expect(leases.releaseAll("r1")).toBe(1);
+    expect(leases.heldBy("r1")).toBe(0);
+    expect(leases.releaseAll("r1")).toBe(0);
+    expect(leases.heldBy("r2")).toBe(2);
+    expect(leases.claim(b, "r3", 1_000)).toBe("claimed");
+  });
+
+  it("finds the conversations with unfinished turns and no live lease, the longest waiting first", () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { conversations, turns, leases } = stores;
+    const ask = (threadTs: string, messageTs: string) => {
+      const c = conversations.ensure({ ...KEY, threadTs }, "asst");
+      const turn = turns.create({
+        conversationId: c.id,
+        ...KEY,
+        threadTs,
+        messageTs,
+        user: "U1",
+        content: "q",
+        notes: [],
+      });
+      return { conversation: c.id, turn: turn?.id as string };
+    };
+    const a = ask("1.1", "1.1");
+    now = 2_000;
+    const b = ask("2.2", "2.2");
+    now = 3_000;
+    const c = ask("3.3", "3.3");
+    const done = ask("4.4", "4.4");
+    turns.finish(done.turn, { outcome: "completed" });
+    now = 3_500;
+    ask("1.1", "1.2");
+    expect(leases.unattended(10)).toEqual([a.conversation, b.conversation, c.conversation]);
+    // A's oldest unfinished turn is now its second, the newest of all.
+    turns.finish(a.turn, { outcome: "completed" });
+    expect(leases.unattended(10)).toEqual([b.conversation, c.conversation, a.conversation]);
+    // A live lease means someone runs it; an expired one does not.
+    leases.claim(b.conversation, "r1", 1_000);
+    expect(leases.unattended(10)).toEqual([c.conversation, a.conversation]);
+    expect(leases.unattended(1)).toEqual([c.conversation]);
+    now = 4_500;
+    expect(leases.unattended(10)).toEqual([b.conversation, c.conversation, a.conversation]);
   });
 });

@@ -1,27 +1,6 @@
+import { type ConversationRow as Row, toConversation } from "../rows.js";
 import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Db } from "./db.js";
-
-interface Row {
-  id: number;
-  team: string;
-  channel: string;
-  thread_ts: string;
-  assistant_id: string;
-  service_thread_id: string | null;
-  service_thread_owner: string | null;
-  passed_through_ts: string | null;
-}
-
-const toConversation = (r: Row): Conversation => ({
-  id: r.id,
-  team: r.team,
-  channel: r.channel,
-  threadTs: r.thread_ts,
-  assistantId: r.assistant_id,
-  serviceThreadId: r.service_thread_id,
-  serviceThreadOwner: r.service_thread_owner,
-  passedThroughTs: r.passed_through_ts,
-});
 
 /** The conversations in SQLite. */
 export class SqliteConversationStore implements ConversationStore {

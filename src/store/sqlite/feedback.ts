@@ -1,19 +1,6 @@
+import { type FeedbackRow as Row, toFeedback } from "../rows.js";
 import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
 import type { Db } from "./db.js";
-
-interface Row {
-  turn_id: string;
-  user: string;
-  value: FeedbackValue;
-  pressed_at: number;
-}
-
-const toFeedback = (row: Row): Feedback => ({
-  turnId: row.turn_id,
-  user: row.user,
-  value: row.value,
-  at: row.pressed_at,
-});
 
 /** Feedback in SQLite: the `feedback` table, one row per (turn, person). */
 export class SqliteFeedbackStore implements FeedbackStore {

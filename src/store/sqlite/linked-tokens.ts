@@ -1,19 +1,6 @@
+import { type LinkedTokenRow as Row, toToken } from "../rows.js";
 import type { LinkedTokenStore, SealedToken } from "../stores.js";
 import type { Db } from "./db.js";
-
-interface Row {
-  team: string;
-  user: string;
-  sealed: Buffer;
-  linked_at: number;
-}
-
-const toToken = (r: Row): SealedToken => ({
-  team: r.team,
-  user: r.user,
-  sealed: r.sealed,
-  linkedAt: r.linked_at,
-});
 
 /** The linked tokens in SQLite, sealed: the file never holds a token in clear. */
 export class SqliteLinkedTokenStore implements LinkedTokenStore {

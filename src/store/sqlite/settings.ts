@@ -1,12 +1,7 @@
 import type { RunSettings } from "../../service/schemas.js";
+import { type SettingsRow as Row, toSettings } from "../rows.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import type { Db } from "./db.js";
-
-interface Row {
-  model_override: string | null;
-  reasoning_effort: string | null;
-  max_steps: number | null;
-}
 
 /** The settings in SQLite. */
 export class SqliteSettingsStore implements SettingsStore {
@@ -60,16 +55,4 @@ export class SqliteSettingsStore implements SettingsStore {
     });
     return next;
   }
-}
-
-function toSettings(row: Row | undefined): RunSettings {
-  const settings: RunSettings = {};
-  if (row?.model_override) settings.modelOverride = row.model_override as "flash" | "max";
-  if (row?.reasoning_effort) {
-    settings.reasoning_effort = row.reasoning_effort as NonNullable<
-      RunSettings["reasoning_effort"]
-    >;
-  }
-  if (row?.max_steps) settings.maxSteps = row.max_steps;
-  return settings;
 }

@@ -1,110 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { RunSettings } from "../../service/schemas.js";
 import type { TurnStore } from "../stores.js";
-import {
-  applyTurnEvent,
-  type NewTurn,
-  receivedTurn,
-  type Turn,
-  type TurnEvent,
-  type TurnOutcome,
-  type TurnState,
-} from "../turn.js";
+import { applyTurnEvent, type NewTurn, receivedTurn, type Turn, type TurnEvent } from "../turn.js";
 import { TurnEvents } from "../turn-events.js";
+import { CHANGEABLE, type TurnRow as Row, toChange, toNewRow, toTurn } from "../turn-rows.js";
 import type { Db } from "./db.js";
-
-interface Row {
-  id: string;
-  conversation_id: number;
-  team: string;
-  channel: string;
-  thread_ts: string;
-  message_ts: string;
-  user: string;
-  author_team: string | null;
-  content: string;
-  notes: string;
-  state: TurnState;
-  outcome: TurnOutcome | null;
-  service_content: string | null;
-  context_through_ts: string | null;
-  service_message_id: string | null;
-  run_id: string | null;
-  settings: string | null;
-  run_started_at: number | null;
-  /**
-   * How many reply posts were sent (`replyPostsAttempted`). The column began as a 0/1 flag for
-   * the placeholder alone, and its 1 still means exactly that: one post sent.
-   */
-  reply_post_attempted: number;
-  reply_ts: string | null;
-  reply_parts: string;
-  model_used: string | null;
-  error: string | null;
-  created_at: number;
-}
-
-/** The columns a transition writes (the rest are fixed when the turn is recorded). */
-const CHANGEABLE = [
-  "state",
-  "outcome",
-  "notes",
-  "service_content",
-  "context_through_ts",
-  "service_message_id",
-  "run_id",
-  "settings",
-  "run_started_at",
-  "reply_post_attempted",
-  "reply_ts",
-  "reply_parts",
-  "model_used",
-  "error",
-] as const;
-
-const toTurn = (r: Row): Turn => ({
-  id: r.id,
-  conversationId: r.conversation_id,
-  team: r.team,
-  channel: r.channel,
-  threadTs: r.thread_ts,
-  messageTs: r.message_ts,
-  user: r.user,
-  authorTeam: r.author_team ?? r.team,
-  content: r.content,
-  notes: JSON.parse(r.notes) as string[],
-  state: r.state,
-  outcome: r.outcome,
-  serviceContent: r.service_content,
-  contextThroughTs: r.context_through_ts,
-  serviceMessageId: r.service_message_id,
-  runId: r.run_id,
-  settings: r.settings === null ? null : (JSON.parse(r.settings) as RunSettings),
-  runStartedAt: r.run_started_at,
-  replyPostsAttempted: r.reply_post_attempted,
-  replyParts: JSON.parse(r.reply_parts) as string[],
-  modelUsed: r.model_used,
-  error: r.error,
-  createdAt: r.created_at,
-});
-
-/** Every column a transition may change, as the statement's named parameters. */
-const toChange = (t: Turn): Record<(typeof CHANGEABLE)[number], unknown> => ({
-  state: t.state,
-  outcome: t.outcome,
-  notes: JSON.stringify(t.notes),
-  service_content: t.serviceContent,
-  context_through_ts: t.contextThroughTs,
-  service_message_id: t.serviceMessageId,
-  run_id: t.runId,
-  settings: t.settings === null ? null : JSON.stringify(t.settings),
-  run_started_at: t.runStartedAt,
-  reply_post_attempted: t.replyPostsAttempted,
-  reply_ts: t.replyParts[0] ?? null,
-  reply_parts: JSON.stringify(t.replyParts),
-  model_used: t.modelUsed,
-  error: t.error,
-});
 
 /** The turns in SQLite; every transition is checked by the state machine, then written whole. */
 export class SqliteTurnStore extends TurnEvents implements TurnStore {
@@ -128,8 +27,8 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     this.insertStmt = db.prepare(
       `INSERT INTO turns (id, conversation_id, team, channel, thread_ts, message_ts, user,
          author_team, content, notes, state, created_at, updated_at)
-       VALUES (@id, @conversationId, @team, @channel, @threadTs, @messageTs, @user,
-         @authorTeam, @content, @notes, 'received', @createdAt, @createdAt)
+       VALUES (@id, @conversation_id, @team, @channel, @thread_ts, @message_ts, @user,
+         @author_team, @content, @notes, 'received', @created_at, @created_at)
        ON CONFLICT (team, channel, message_ts) DO NOTHING`,
     );
     this.writeStmt = db.prepare(
@@ -176,13 +75,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   create(input: NewTurn): Turn | undefined {
     const turn = receivedTurn(input, randomUUID(), this.now());
-    const result = this.insertStmt.run({
-      ...input,
-      authorTeam: turn.authorTeam,
-      id: turn.id,
-      notes: JSON.stringify(input.notes),
-      createdAt: turn.createdAt,
-    });
+    const result = this.insertStmt.run(toNewRow(turn));
     // The turn as inserted, not read back: a failure after the insert would otherwise refuse
     // Slack's event (listeners.ts) for a turn that is recorded, and its retry would be a duplicate.
     return result.changes === 1 ? turn : undefined;

@@ -1,0 +1,125 @@
+/**
+ * `npx tsx bench/pg-store.ts [postgres-url] [--turns N]`: what the synchronous PostgreSQL
+ * store (store/postgres/sync-client.ts) costs the thread that calls it, against a server (by
+ * default the local one, postgres://postgres@127.0.0.1:5432/postgres), beside SQLite on this
+ * machine's disk for scale. Prints the median and p99 ms of:
+ *
+ * - a round trip: `ping()`, one `SELECT 1`;
+ * - a turn transition: one `TurnStore` event (BEGIN, the turn's row FOR UPDATE, the UPDATE,
+ *   COMMIT: four round trips), each of the seven a turn goes through from composed to
+ *   finished;
+ * - a conversation lookup: `conversations.find` of a thread, among as many as there are turns.
+ *
+ * It works in a schema of its own, dropped at the end; nothing else in the database is read.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openPostgresStores } from "../src/store/postgres/open.js";
+import { SyncPostgres } from "../src/store/postgres/sync-client.js";
+import { openSqliteStores } from "../src/store/sqlite/open.js";
+import type { Stores } from "../src/store/stores.js";
+import { median, percentile } from "./stats.js";
+
+interface Timings {
+  roundTrip: number[];
+  transition: number[];
+  lookup: number[];
+}
+
+/** Turns (each seven transitions) and conversations measured; the first tenth warms up. */
+const DEFAULT_TURNS = 1_000;
+
+function main(): void {
+  const argv = process.argv.slice(2);
+  const turnsAt = argv.indexOf("--turns");
+  const turns = turnsAt >= 0 ? Number(argv[turnsAt + 1]) : DEFAULT_TURNS;
+  const url =
+    argv.find((arg, i) => !arg.startsWith("--") && argv[i - 1] !== "--turns") ??
+    "postgres://postgres@127.0.0.1:5432/postgres";
+
+  const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new SyncPostgres(url);
+  try {
+    const postgres = openPostgresStores(url, Date.now, { schema });
+    report("PostgreSQL", measure(postgres, turns));
+    postgres.close();
+  } finally {
+    admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    admin.close();
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), "pg-store-bench-"));
+  try {
+    const sqlite = openSqliteStores(join(dir, "bridge.db"));
+    report("SQLite (synchronous FULL)", measure(sqlite, turns));
+    sqlite.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function measure(stores: Stores, turns: number): Timings {
+  const timings: Timings = { roundTrip: [], transition: [], lookup: [] };
+  const warmup = Math.floor(turns / 10);
+  for (let i = 0; i < turns; i++) {
+    const keep = i >= warmup;
+    const key = { team: "T", channel: `C${i % 20}`, threadTs: `${1_700_000_000 + i}.000100` };
+    const conversation = stores.conversations.ensure(key, "asst");
+    const turn = stores.turns.create({
+      conversationId: conversation.id,
+      ...key,
+      messageTs: key.threadTs,
+      user: `U${i % 50}`,
+      content: "What is the capital of France?",
+      notes: [],
+    });
+    if (!turn) throw new Error("the turn was not recorded");
+    const id = turn.id;
+    const steps: (() => unknown)[] = [
+      () =>
+        stores.turns.recordContent(id, { serviceContent: "q", contextThroughTs: null, notes: [] }),
+      () => stores.turns.recordPostAttempt(id),
+      () => stores.turns.recordMessage(id, `m-${i}`),
+      () => stores.turns.recordRunAttempt(id, {}),
+      () => stores.turns.recordRunStart(id, { runId: `r-${i}`, startedAt: Date.now() }),
+      () => stores.turns.recordReply(id, ["1.2"]),
+      () => stores.turns.finish(id, { outcome: "completed", modelUsed: "m" }),
+    ];
+    for (const step of steps) time(step, keep ? timings.transition : undefined);
+    const earlier = Math.floor(Math.random() * (i + 1));
+    const lookupKey = {
+      team: "T",
+      channel: `C${earlier % 20}`,
+      threadTs: `${1_700_000_000 + earlier}.000100`,
+    };
+    time(() => stores.conversations.find(lookupKey), keep ? timings.lookup : undefined);
+    time(() => stores.ping(), keep ? timings.roundTrip : undefined);
+  }
+  return timings;
+}
+
+function time(fn: () => unknown, into: number[] | undefined): void {
+  const started = performance.now();
+  fn();
+  into?.push(performance.now() - started);
+}
+
+function report(name: string, timings: Timings): void {
+  const row = (label: string, values: number[]) =>
+    `  ${label.padEnd(24)} ${median(values).toFixed(3).padStart(8)} ${percentile(values, 99)
+      .toFixed(3)
+      .padStart(8)} ${String(values.length).padStart(7)}`;
+  process.stdout.write(
+    [
+      `${name}`,
+      `  ${"".padEnd(24)} ${"median".padStart(8)} ${"p99".padStart(8)} ${"n".padStart(7)}  (ms)`,
+      row("round trip (ping)", timings.roundTrip),
+      row("turn transition", timings.transition),
+      row("conversation lookup", timings.lookup),
+      "",
+    ].join("\n"),
+  );
+}
+
+main();

@@ -1,0 +1,154 @@
+import type { SyncPostgres } from "./sync-client.js";
+
+/**
+ * Schema migrations, applied in order at open; `schema_version` records each one applied.
+ * Never edit a shipped migration: add a new one.
+ *
+ * The first is the whole schema as SQLite's migrations (sqlite/db.ts) leave it today, in
+ * PostgreSQL's types: PostgreSQL has no older databases to carry forward. Times are BIGINT
+ * epoch ms, as in SQLite, so every store reads and writes the same numbers. The turns' lists
+ * and settings stay JSON in TEXT: one row mapping (store/turn-rows.ts) serves both databases.
+ * `user` is a reserved word here, so that column is always written quoted.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE conversations (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     team TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     thread_ts TEXT NOT NULL,
+     assistant_id TEXT NOT NULL,
+     service_thread_id TEXT,
+     service_thread_owner TEXT,
+     passed_through_ts TEXT,
+     created_at BIGINT NOT NULL,
+     UNIQUE (team, channel, thread_ts)
+   );
+   CREATE INDEX conversations_by_service_thread ON conversations (service_thread_id)
+     WHERE service_thread_id IS NOT NULL;
+   -- seq is arrival order (SQLite's rowid): the tiebreaker of turns that share a created_at.
+   CREATE TABLE turns (
+     id TEXT PRIMARY KEY,
+     seq BIGINT GENERATED ALWAYS AS IDENTITY,
+     conversation_id BIGINT NOT NULL REFERENCES conversations (id),
+     team TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     thread_ts TEXT NOT NULL,
+     message_ts TEXT NOT NULL,
+     "user" TEXT NOT NULL,
+     author_team TEXT NOT NULL,
+     content TEXT NOT NULL,
+     notes TEXT NOT NULL DEFAULT '[]',
+     state TEXT NOT NULL,
+     outcome TEXT,
+     service_content TEXT,
+     context_through_ts TEXT,
+     service_message_id TEXT,
+     run_id TEXT,
+     settings TEXT,
+     run_started_at BIGINT,
+     reply_post_attempted INTEGER NOT NULL DEFAULT 0,
+     reply_ts TEXT,
+     reply_parts TEXT NOT NULL DEFAULT '[]',
+     model_used TEXT,
+     error TEXT,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     texts_purged_at BIGINT,
+     UNIQUE (team, channel, message_ts)
+   );
+   CREATE INDEX turns_unfinished_by_arrival ON turns (created_at, seq) WHERE state <> 'finished';
+   CREATE INDEX turns_unfinished_by_person ON turns (team, "user", channel, created_at, seq)
+     WHERE state <> 'finished';
+   CREATE INDEX turns_unfinished_by_conversation ON turns (conversation_id, created_at, seq)
+     WHERE state <> 'finished';
+   CREATE INDEX turns_service_messages ON turns (conversation_id, service_message_id)
+     WHERE service_message_id IS NOT NULL;
+   CREATE INDEX turns_texts_kept ON turns (updated_at)
+     WHERE state = 'finished' AND texts_purged_at IS NULL;
+   CREATE INDEX turns_by_asker ON turns (team, "user", conversation_id);
+   CREATE TABLE settings (
+     team TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     "user" TEXT NOT NULL,
+     model_override TEXT,
+     reasoning_effort TEXT,
+     max_steps INTEGER,
+     updated_at BIGINT NOT NULL,
+     PRIMARY KEY (team, channel, "user")
+   );
+   CREATE TABLE feedback (
+     turn_id TEXT NOT NULL,
+     "user" TEXT NOT NULL,
+     value TEXT NOT NULL CHECK (value IN ('positive', 'negative')),
+     pressed_at BIGINT NOT NULL,
+     PRIMARY KEY (turn_id, "user")
+   );
+   CREATE INDEX feedback_by_time ON feedback (pressed_at);
+   CREATE TABLE linked_tokens (
+     team TEXT NOT NULL,
+     "user" TEXT NOT NULL,
+     sealed BYTEA NOT NULL,
+     linked_at BIGINT NOT NULL,
+     PRIMARY KEY (team, "user")
+   );
+   CREATE TABLE assistant_choices (
+     team TEXT NOT NULL,
+     scope TEXT NOT NULL CHECK (scope IN ('channel', 'person')),
+     key TEXT NOT NULL,
+     assistant_id TEXT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     PRIMARY KEY (team, scope, key)
+   );
+   CREATE TABLE conversation_leases (
+     conversation_id BIGINT PRIMARY KEY REFERENCES conversations (id),
+     holder TEXT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX conversation_leases_by_holder ON conversation_leases (holder);`,
+];
+
+/**
+ * The advisory lock under which migrations run (with the schema's name as its second key):
+ * replicas starting together take turns, and the first applies what is missing while the
+ * others wait, then find nothing left to do.
+ */
+const MIGRATION_LOCK = 0x6272_6467; // "brdg"
+
+/**
+ * Brings the schema up to date, in one transaction under the advisory lock: creates the
+ * schema if missing, then applies each migration not yet recorded. Refuses a schema newer
+ * than this code.
+ *
+ * Every statement keeps the connection's time limits (sync-client.ts: the lock wait and each
+ * statement 5 s, each call 10 s by default): a replica that waits longer than that for
+ * another's migration fails to start, with that error, and starts again once restarted. A
+ * future migration too slow for them must be run another way, not waited for here.
+ */
+export function migrate(db: SyncPostgres, now: () => number = Date.now): void {
+  db.transaction(() => {
+    db.query(
+      "SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2::text, current_schema(), '')))",
+      [MIGRATION_LOCK, db.schema ?? null],
+    );
+    if (db.schema !== undefined) db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+    db.query(
+      "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
+    );
+    const current =
+      db.first<{ version: number | null }>("SELECT MAX(version) AS version FROM schema_version")
+        ?.version ?? 0;
+    // A newer release's schema (and what its turns' states mean) is not this code's to guess.
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `its schema is version ${current}, but this version of the bot knows versions up to ${MIGRATIONS.length}: the database was written by a newer release of the bot. Run that release (or a later one) on it, or point DATABASE_URL at another database`,
+      );
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      db.query(MIGRATIONS[version] as string);
+      db.query("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)", [
+        version + 1,
+        now(),
+      ]);
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import type { Stores } from "../stores.js";
+import { PostgresAssistantChoiceStore } from "./assistant-choices.js";
+import { PostgresConversationStore } from "./conversations.js";
+import { describeServer, PostgresOpenError } from "./errors.js";
+import { PostgresFeedbackStore } from "./feedback.js";
+import { PostgresLeaseStore } from "./leases.js";
+import { PostgresLinkedTokenStore } from "./linked-tokens.js";
+import { migrate } from "./migrations.js";
+import { PostgresSettingsStore } from "./settings.js";
+import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
+import { PostgresTurnStore } from "./turns.js";
+
+/**
+ * Every store in one PostgreSQL database (its schema created and migrated if needed; see
+ * migrations.ts), shared with any other replica of the bot on the same database. Fails with
+ * one clear error, without the URL, when the server cannot be reached or its schema is newer
+ * than this code.
+ */
+export function openPostgresStores(
+  url: string,
+  now: () => number = Date.now,
+  options: SyncPostgresOptions = {},
+): Stores {
+  let db: SyncPostgres | undefined;
+  try {
+    db = new SyncPostgres(url, options);
+    migrate(db, now);
+  } catch (error) {
+    db?.close();
+    const where = `${describeServer(url)}${options.schema ? ` (schema ${options.schema})` : ""}`;
+    throw new PostgresOpenError(where, error);
+  }
+  const open = db;
+  return {
+    conversations: new PostgresConversationStore(open, now),
+    turns: new PostgresTurnStore(open, now),
+    settings: new PostgresSettingsStore(open, now),
+    feedback: new PostgresFeedbackStore(open, now),
+    linkedTokens: new PostgresLinkedTokenStore(open, now),
+    assistantChoices: new PostgresAssistantChoiceStore(open, now),
+    leases: new PostgresLeaseStore(open, now),
+    ping: () => open.ping(),
+    close: () => open.close(),
+  };
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from "node:crypto";
+import type { TurnStore } from "../stores.js";
+import {
+  applyTurnEvent,
+  IllegalTransition,
+  type NewTurn,
+  receivedTurn,
+  type Turn,
+  type TurnEvent,
+} from "../turn.js";
+import { TurnEvents } from "../turn-events.js";
+import { CHANGEABLE, NEW_COLUMNS, type TurnRow, toChange, toNewRow, toTurn } from "../turn-rows.js";
+import type { SyncPostgres } from "./sync-client.js";
+
+/** The new turn's columns as $1…$n, then its `updated_at` (its `created_at`) as $n+1. */
+const INSERT = `INSERT INTO turns (${NEW_COLUMNS.map((c) => (c === "user" ? '"user"' : c)).join(", ")},
+    state, updated_at)
+  VALUES (${NEW_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")}, 'received', $${NEW_COLUMNS.length + 1})
+  ON CONFLICT (team, channel, message_ts) DO NOTHING`;
+
+/** $1 the id, $2 the state it is in, $3 the time, then the changeable columns in order. */
+const WRITE = `UPDATE turns SET ${CHANGEABLE.map((c, i) => `${c} = $${i + 4}`).join(", ")},
+  updated_at = $3 WHERE id = $1 AND state = $2`;
+
+/** Arrival order: SQLite's rowid is `seq` here. */
+const ARRIVAL = "ORDER BY created_at, seq";
+
+/**
+ * The turns in PostgreSQL; every transition is checked by the state machine, then written
+ * whole, in a transaction that holds the turn's row: a replica that moves the same turn at
+ * the same moment waits, then reads what this one wrote (and is refused if that no longer
+ * allows its event).
+ */
+export class PostgresTurnStore extends TurnEvents implements TurnStore {
+  constructor(
+    private readonly db: SyncPostgres,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+  }
+
+  create(input: NewTurn): Turn | undefined {
+    const turn = receivedTurn(input, randomUUID(), this.now());
+    const row = toNewRow(turn);
+    const inserted = this.db.run(INSERT, [...NEW_COLUMNS.map((c) => row[c]), turn.createdAt]);
+    // The turn as inserted, not read back (as in SQLite): undefined when another delivery of
+    // this Slack message, maybe seen by another replica, recorded it first.
+    return inserted === 1 ? turn : undefined;
+  }
+
+  byId(id: string): Turn | undefined {
+    return this.one("SELECT * FROM turns WHERE id = $1", [id]);
+  }
+
+  byMessage(team: string, channel: string, messageTs: string): Turn | undefined {
+    return this.one("SELECT * FROM turns WHERE team = $1 AND channel = $2 AND message_ts = $3", [
+      team,
+      channel,
+      messageTs,
+    ]);
+  }
+
+  unfinished(): Turn[] {
+    return this.many(`SELECT * FROM turns WHERE state <> 'finished' ${ARRIVAL}`);
+  }
+
+  unfinishedIn(conversationId: number): Turn[] {
+    return this.many(
+      `SELECT * FROM turns WHERE conversation_id = $1 AND state <> 'finished' ${ARRIVAL}`,
+      [conversationId],
+    );
+  }
+
+  activeFor(team: string, channel: string, user: string): Turn[] {
+    return this.many(
+      `SELECT * FROM turns WHERE team = $1 AND channel = $2 AND "user" = $3
+       AND state <> 'finished' ${ARRIVAL}`,
+      [team, channel, user],
+    );
+  }
+
+  unfinishedCountBy(team: string, user: string): number {
+    return (
+      this.db.first<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM turns WHERE team = $1 AND "user" = $2 AND state <> 'finished'`,
+        [team, user],
+      )?.n ?? 0
+    );
+  }
+
+  conversationsAskedIn(team: string, user: string): number[] {
+    return this.db
+      .rows<{ id: number }>(
+        `SELECT DISTINCT conversation_id AS id FROM turns WHERE team = $1 AND "user" = $2
+         ORDER BY conversation_id`,
+        [team, user],
+      )
+      .map((r) => r.id);
+  }
+
+  serviceMessageIds(conversationId: number): Set<string> {
+    const rows = this.db.rows<{ id: string }>(
+      `SELECT service_message_id AS id FROM turns
+       WHERE conversation_id = $1 AND service_message_id IS NOT NULL`,
+      [conversationId],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  purgeTexts(finishedBefore: number, limit: number): number {
+    // A finished turn is never written again, so a purge is final; `updated_at` is when it
+    // finished. The condition stands again outside the subquery so that a turn purged by
+    // another replica at the same moment is not counted twice.
+    return this.db.run(
+      `UPDATE turns SET content = '', service_content = NULL, notes = '[]', error = NULL,
+         texts_purged_at = $3
+       WHERE texts_purged_at IS NULL AND id IN (SELECT id FROM turns
+         WHERE state = 'finished' AND texts_purged_at IS NULL AND updated_at < $1
+         ORDER BY updated_at LIMIT $2)`,
+      [finishedBefore, limit, this.now()],
+    );
+  }
+
+  protected apply(id: string, event: TurnEvent): Turn {
+    return this.db.transaction(() => {
+      const current = this.one("SELECT * FROM turns WHERE id = $1 FOR UPDATE", [id]);
+      if (!current) throw new Error(`turn ${id} does not exist`);
+      const next = applyTurnEvent(current, event);
+      const change = toChange(next);
+      const written = this.db.run(WRITE, [
+        id,
+        current.state,
+        this.now(),
+        ...CHANGEABLE.map((c) => change[c]),
+      ]);
+      // The row lock makes this unreachable; should it ever not, a lost race is refused
+      // like any transition the state no longer allows, never reported as done.
+      if (written !== 1) throw new IllegalTransition(id, current.state, event.type);
+      return next;
+    });
+  }
+
+  private one(sql: string, params: unknown[]): Turn | undefined {
+    const row = this.db.first<TurnRow>(sql, params);
+    return row && toTurn(row);
+  }
+
+  private many(sql: string, params: unknown[] = []): Turn[] {
+    return this.db.rows<TurnRow>(sql, params).map(toTurn);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * A replica of the bot's stores in a process of its own, for the PostgreSQL tests of what
+ * only separate connections racing can show (test/store/postgres.test.ts). Run as
+ * `node --import tsx postgres-replica.ts <schema> open` or `… claim <holder> <id>…`, with the
+ * database URL in POSTGRES_REPLICA_URL. It gets ready (loads its code and, to claim, opens
+ * the stores), prints "ready", waits for a line on stdin that names the moment (epoch ms)
+ * every replica starts at, waits for it, then does its work and prints one JSON line: what
+ * it found, or `{ "error": message }`.
+ */
+import { createInterface } from "node:readline";
+import { openPostgresStores } from "../../src/store/postgres/open.js";
+
+const [schema, command, ...args] = process.argv.slice(2);
+const url = process.env.POSTGRES_REPLICA_URL ?? "";
+
+async function main(): Promise<unknown> {
+  const options = { schema: schema as string };
+  if (command === "open") {
+    await go();
+    openPostgresStores(url, Date.now, options).close();
+    return { opened: true };
+  }
+  const [holder, ...ids] = args;
+  const stores = openPostgresStores(url, Date.now, options);
+  try {
+    await go();
+    return ids.map((id) => stores.leases.claim(Number(id), holder as string, 60_000));
+  } finally {
+    stores.close();
+  }
+}
+
+/** Says it is ready, and resolves at the moment the line it is sent names. */
+function go(): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  process.stdout.write("ready\n");
+  return new Promise((resolve) =>
+    lines.once("line", (line) => {
+      lines.close();
+      // A timer could fire a few ms late, and differently in each replica: the point is to
+      // start together.
+      const at = Number(line);
+      while (Date.now() < at) {}
+      resolve();
+    }),
+  );
+}
+
+main().then(
+  (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
+  (error: unknown) => {
+    process.stdout.write(`${JSON.stringify({ error: String(error) })}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,263 @@
+/**
+ * What only PostgreSQL has: replicas sharing one database (separate connections, in separate
+ * processes, racing), its schema version, and a server that refuses, stalls or drops the
+ * connection. What every store means is in the shared suites (stores.test.ts,
+ * people-stores.test.ts).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { PostgresError, PostgresOpenError } from "../../src/store/postgres/errors.js";
+import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
+import { openPostgresStores } from "../../src/store/postgres/open.js";
+import { SyncPostgres, type SyncPostgresOptions } from "../../src/store/postgres/sync-client.js";
+import type { Claim } from "../../src/store/stores.js";
+import { postgresStores, postgresUrl, testSchema } from "../support/postgres.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = pathToFileURL(createRequire(join(ROOT, "package.json")).resolve("tsx")).href;
+const REPLICA = fileURLToPath(new URL("./postgres-replica.ts", import.meta.url));
+
+/**
+ * One process per command (postgres-replica.ts) on `schema`; once every one is ready, all are
+ * told to start at the same moment, and what each printed is the result.
+ */
+async function replicas(schema: string, commands: string[][]): Promise<unknown[]> {
+  const started = commands.map((command) => {
+    const child = spawn(process.execPath, ["--import", TSX, REPLICA, schema, ...command], {
+      env: { ...process.env, POSTGRES_REPLICA_URL: postgresUrl() },
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    return { child, lines: linesOf(child) };
+  });
+  const ready = await Promise.all(started.map(({ lines }) => lines.next()));
+  expect(ready).toEqual(commands.map(() => "ready"));
+  const at = Date.now() + 100;
+  for (const { child } of started) child.stdin.write(`${at}\n`);
+  return Promise.all(started.map(({ lines }) => lines.next().then((line) => JSON.parse(line))));
+}
+
+/** The child's stdout a line at a time; rejects, with its stderr, if it ends first. */
+function linesOf(child: ChildProcessWithoutNullStreams): { next(): Promise<string> } {
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const iterator = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    next: async () => {
+      const { value, done } = await iterator.next();
+      if (done) throw new Error(`the replica ended early: ${stderr}`);
+      return value;
+    },
+  };
+}
+
+/** A SyncPostgres of the test's own, closed when the test has finished. */
+function client(url: string, options: SyncPostgresOptions = {}): SyncPostgres {
+  const db = new SyncPostgres(url, options);
+  onTestFinished(() => db.close());
+  return db;
+}
+
+/** A port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = await listening(createServer());
+  const port = portOf(server);
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A server that accepts connections and never says a word. */
+async function silentServer(): Promise<number> {
+  const server = await listening(createServer(() => undefined));
+  onTestFinished(() => {
+    server.close();
+    server.unref();
+  });
+  return portOf(server);
+}
+
+function listening(server: Server): Promise<Server> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+function portOf(server: Server): number {
+  return (server.address() as { port: number }).port;
+}
+
+/** How long `fn` took to throw, ms, and what it threw. */
+function failure(fn: () => unknown): { error: unknown; ms: number } {
+  const started = performance.now();
+  try {
+    fn();
+  } catch (error) {
+    return { error, ms: performance.now() - started };
+  }
+  throw new Error("expected a failure");
+}
+
+describe("the PostgreSQL stores", () => {
+  it("are migrated once when several replicas open a new schema at the same moment", async () => {
+    const schema = testSchema();
+    const results = await replicas(schema, [["open"], ["open"], ["open"], ["open"]]);
+    expect(results).toEqual(commandsOf(4, { opened: true }));
+    const db = client(postgresUrl(), { schema });
+    expect(db.rows("SELECT version FROM schema_version ORDER BY version")).toEqual(
+      MIGRATIONS.map((_, i) => ({ version: i + 1 })),
+    );
+    const tables = db.rows<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1
+       ORDER BY table_name`,
+      [schema],
+    );
+    expect(tables.map((t) => t.name)).toEqual([
+      "assistant_choices",
+      "conversation_leases",
+      "conversations",
+      "feedback",
+      "linked_tokens",
+      "schema_version",
+      "settings",
+      "turns",
+    ]);
+  });
+
+  it("give a conversation's lease to exactly one of two replicas claiming it at once", async () => {
+    const schema = testSchema();
+    const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+    onTestFinished(() => stores.close());
+    const ids = Array.from(
+      { length: 100 },
+      (_, i) =>
+        stores.conversations.ensure({ team: "T", channel: "C", threadTs: `${i}.1` }, "a").id,
+    );
+    const [first, second] = (await replicas(schema, [
+      ["claim", "r1", ...ids.map(String)],
+      ["claim", "r2", ...ids.map(String)],
+    ])) as [Claim[], Claim[]];
+    const outcomes = ids.map((_, i) => [first[i], second[i]].sort());
+    expect(outcomes).toEqual(ids.map(() => ["claimed", "refused"]));
+    // The table says the same as the answers.
+    expect(stores.leases.heldBy("r1")).toBe(first.filter((c) => c === "claimed").length);
+    expect(stores.leases.heldBy("r2")).toBe(second.filter((c) => c === "claimed").length);
+  });
+
+  it("refuse a schema newer than the code, naming both versions, and leave it as it is", () => {
+    const schema = testSchema();
+    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    const db = client(postgresUrl(), { schema });
+    const known = MIGRATIONS.length;
+    db.run("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);
+    const { error } = failure(() => openPostgresStores(postgresUrl(), Date.now, { schema }));
+    expect(error).toBeInstanceOf(PostgresOpenError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^Cannot open the PostgreSQL database at [^ ]+ \\(schema ${schema}\\): its schema is version ${known + 1}, but this version of the bot knows versions up to ${known}: the database was written by a newer release of the bot\\.`,
+      ),
+    );
+    expect(db.rows("SELECT version FROM schema_version ORDER BY version")).toHaveLength(known + 1);
+  });
+
+  it("never put the URL or its password in an error", async () => {
+    const secret = "pa55-w0rd-s3cret";
+    const url = `postgres://bridge:${secret}@127.0.0.1:${await closedPort()}/bridge`;
+    const { error } = failure(() => openPostgresStores(url));
+    expect(error).toBeInstanceOf(PostgresOpenError);
+    const { message, stack } = error as Error;
+    expect(message).toMatch(
+      /^Cannot open the PostgreSQL database at 127\.0\.0\.1:\d+\/bridge: cannot connect to PostgreSQL: connect ECONNREFUSED/,
+    );
+    for (const text of [message, String(stack), String((error as Error).cause)]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(url);
+    }
+    const unreadable = `postgres://bridge:${secret}@[::1/bridge`;
+    const { error: unread } = failure(() => openPostgresStores(unreadable));
+    expect((unread as Error).message).toBe(
+      "Cannot open the PostgreSQL database (its URL could not be read): cannot connect to PostgreSQL: Invalid URL",
+    );
+  });
+
+  it("fail at once when the server refuses the connection, and ping false", async () => {
+    const db = client(`postgres://postgres@127.0.0.1:${await closedPort()}/postgres`);
+    const { error, ms } = failure(() => db.query("SELECT 1"));
+    expect(error).toMatchObject({ name: "PostgresError", code: "ECONNREFUSED" });
+    expect(ms).toBeLessThan(2_000);
+    expect(db.ping()).toBe(false);
+  });
+
+  it("fail, rather than wait for ever, on a server that never answers", async () => {
+    const url = `postgres://postgres@127.0.0.1:${await silentServer()}/postgres`;
+    // Connecting has its own time limit…
+    const connecting = failure(() => client(url, { connectTimeoutMs: 200 }).query("SELECT 1"));
+    expect((connecting.error as Error).message).toMatch(/^cannot connect to PostgreSQL: /);
+    // …and every call another, whatever the worker is stuck on.
+    const calling = failure(() => client(url, { callTimeoutMs: 200 }).query("SELECT 1"));
+    expect(calling.error).toMatchObject({
+      code: "ETIMEDOUT",
+      message: "PostgreSQL did not answer within 200 ms; the next call opens a new connection",
+    });
+    for (const { ms } of [connecting, calling]) expect(ms).toBeLessThan(2_000);
+  });
+
+  it("cancel a statement that runs too long, and keep the connection", () => {
+    const db = client(postgresUrl(), { statementTimeoutMs: 100 });
+    const pid = db.first("SELECT pg_backend_pid() AS pid");
+    const { error, ms } = failure(() => db.query("SELECT pg_sleep(5)"));
+    expect(error).toBeInstanceOf(PostgresError);
+    expect(error).toMatchObject({ code: "57014" });
+    expect(ms).toBeLessThan(2_000);
+    expect(db.first("SELECT pg_backend_pid() AS pid")).toEqual(pid);
+  });
+
+  it("throw when the connection is lost, and open a new one on the next call", () => {
+    const db = client(postgresUrl());
+    const before = db.first<{ pid: number }>("SELECT pg_backend_pid() AS pid")?.pid;
+    expect(() => db.query("SELECT pg_terminate_backend(pg_backend_pid())")).toThrow(
+      "terminating connection due to administrator command",
+    );
+    expect(db.ping()).toBe(true);
+    expect(db.first<{ pid: number }>("SELECT pg_backend_pid() AS pid")?.pid).not.toBe(before);
+  });
+
+  it("never run a transaction's later statements on a new connection, outside it", () => {
+    const schema = testSchema();
+    const db = client(postgresUrl(), { schema });
+    db.run(`CREATE SCHEMA ${schema}`);
+    db.run("CREATE TABLE marks (n INTEGER)");
+    const lost = () =>
+      db.transaction(() => {
+        db.run("INSERT INTO marks VALUES (1)");
+        expect(() => db.query("SELECT pg_terminate_backend(pg_backend_pid())")).toThrow();
+        db.run("INSERT INTO marks VALUES (2)");
+      });
+    expect(lost).toThrow("the connection to PostgreSQL was lost during the transaction");
+    expect(db.rows("SELECT n FROM marks")).toEqual([]);
+  });
+
+  it("read and write bytes and big numbers as the other stores do", () => {
+    const stores = postgresStores(() => 1_767_225_600_123);
+    const sealed = Buffer.from([0, 255, 1, 254]);
+    expect(stores.linkedTokens.put("T", "U", sealed)).toEqual({
+      team: "T",
+      user: "U",
+      sealed,
+      linkedAt: 1_767_225_600_123,
+    });
+    expect(Buffer.isBuffer(stores.linkedTokens.get("T", "U")?.sealed)).toBe(true);
+    expect(stores.ping()).toBe(true);
+    stores.close();
+    expect(stores.ping()).toBe(false);
+  });
+});
+
+function commandsOf<T>(count: number, value: T): T[] {
+  return Array.from({ length: count }, () => value);
+}
