@@ -11,7 +11,7 @@ import { problemNote } from "./people/link-notices.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { Retention } from "./store/retention.js";
-import { openSqliteStores } from "./store/sqlite/open.js";
+import { openStores } from "./store/open.js";
 import type { Stores } from "./store/stores.js";
 import type { Turn } from "./store/turn.js";
 import { type Clock, systemClock } from "./time.js";
@@ -42,7 +42,9 @@ export interface Bot {
  */
 export function createBot(config: Config, logger: Logger, clock: Clock = systemClock): Bot {
   const metrics = createMetrics();
-  const stores = openSqliteStores(config.databasePath, () => clock.now());
+  const stores = openStores({ path: config.databasePath, url: config.database.url }, () =>
+    clock.now(),
+  );
   // People's tokens are keyed by the installation's workspace, known once Slack is wired below.
   const people = wirePeople(config, stores, logger, () => slack.installation.workspace());
   const service = wireService(config, clock, metrics, {

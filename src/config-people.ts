@@ -124,7 +124,8 @@ export function readPeopleConfig(env: Env, defaultAssistantId: string): PeopleCo
 
 /** What `npm run rotate-key` needs: the database, the key in use and the one to move to. */
 export interface RotationConfig {
-  databasePath: string;
+  /** The SQLite file (DATABASE_PATH), or PostgreSQL when DATABASE_URL is set. */
+  database: { path: string; url: string | undefined };
   currentKey: Buffer;
   newKey: Buffer;
 }
@@ -144,7 +145,10 @@ export function readRotationConfig(env: Env): RotationConfig {
     );
   }
   return {
-    databasePath: optional(env, "DATABASE_PATH") ?? "./data/bridge.db",
+    database: {
+      path: optional(env, "DATABASE_PATH") ?? "./data/bridge.db",
+      url: optional(env, "DATABASE_URL"),
+    },
     currentKey,
     newKey,
   };

@@ -260,9 +260,10 @@ export class Bridge {
   /** Claims the conversation and schedules its unfinished turns not yet scheduled here. */
   private attend(conversationId: number): void {
     if (!this.accepting || !this.leases.claim(conversationId)) return;
-    for (const turn of this.deps.turns.unfinishedIn(conversationId)) {
-      if (!this.live.has(turn.id) && !this.ranHere.has(turn.id)) this.schedule(turn);
-    }
+    const fresh = this.deps.turns
+      .unfinishedIn(conversationId)
+      .filter((turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id));
+    fresh.forEach((turn, i) => this.schedule(turn, i < fresh.length - 1));
   }
 
   /**
@@ -304,7 +305,12 @@ export class Bridge {
     }
   }
 
-  private schedule(turn: Turn): void {
+  /**
+   * Queues the turn in its conversation. `followed`: turns scheduled with it come after it
+   * (recorded elsewhere, or left by a replica): its reply opens now, so that it stands above
+   * theirs in the thread.
+   */
+  private schedule(turn: Turn, followed = false): void {
     const live = new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
     this.live.set(turn.id, live);
     this.ranHere.set(turn.id, turn.conversationId);
@@ -312,11 +318,15 @@ export class Bridge {
     const ahead = this.queue.pending(key);
     // Behind an earlier turn of its thread, a turn shows its placeholder now ("Queued — 1
     // ahead") rather than when its turn comes, so the person sees at once it was heard.
-    if (ahead > 0 && turn.replyParts.length === 0) {
-      live.reply.open({ kind: "queued", ahead, where: "thread" }).catch((error: unknown) => {
+    if ((ahead > 0 || followed) && turn.replyParts.length === 0) {
+      const phase =
+        ahead > 0
+          ? ({ kind: "queued", ahead, where: "thread" } as const)
+          : ({ kind: turn.runId ? "working" : "starting" } as const);
+      live.reply.open(phase).catch((error: unknown) => {
         this.deps.logger.warn(
           { turn: turn.id, err: String(error) },
-          "could not post the queued placeholder",
+          "could not post the placeholder",
         );
       });
     }

@@ -1,10 +1,12 @@
 import { PeopleSettingError, readRotationConfig } from "../config-people.js";
-import { openSqliteStores } from "../store/sqlite/open.js";
+import { openStores } from "../store/open.js";
+import type { Stores } from "../store/stores.js";
 import { RotationRefused, rotateTokenKey } from "./key-rotation.js";
 
 /**
  * The key rotation of `npm run rotate-key`: seals every linked token again under NEW_TOKEN_ENCRYPTION_KEY. Run it
- * while the bot is stopped (the database refuses a second process), then start the bot with
+ * while the bot is stopped (every replica, with PostgreSQL; a SQLite file refuses a second
+ * process), then start the bot with
  * TOKEN_ENCRYPTION_KEY set to the new key. Prints counts only, never a token or a key.
  */
 export function runRotation(env: Record<string, string | undefined>): {
@@ -19,9 +21,9 @@ export function runRotation(env: Record<string, string | undefined>): {
       return { code: 2, line: `Configuration error: ${error.message}` };
     throw error;
   }
-  let stores: ReturnType<typeof openSqliteStores>;
+  let stores: Stores;
   try {
-    stores = openSqliteStores(settings.databasePath);
+    stores = openStores(settings.database);
   } catch (error) {
     return { code: 1, line: `Key rotation failed: ${(error as Error).message}` };
   }

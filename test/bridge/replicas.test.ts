@@ -95,6 +95,23 @@ describe("replicas sharing one database", () => {
     expect(c.stores.leases.heldBy("A")).toBe(0);
   });
 
+  it("opens the replies of turns recorded elsewhere in their order, the first one at once", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    const held = c.service.hold("startRun");
+    const first = question();
+    a.bridge.accept(first);
+    await held.entered;
+    const later = [2, 3].map(() => question({ threadTs: first.threadTs, mentioned: false }));
+    for (const q of later) b.bridge.accept(q);
+    held.release();
+    await a.bridge.idle();
+    const [second, third] = later.map((q) => turnOf(c.stores, q));
+    const opens = a.replies.calls.filter((call) => call.call === "open").map((call) => call.turnId);
+    expect(opens).toEqual([turnOf(c.stores, first), second, third]);
+    expect(a.replies.story(third ?? "")[0]).toBe("open:queued(thread 1)");
+  });
+
   it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];

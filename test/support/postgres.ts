@@ -46,7 +46,7 @@ export function postgresUrl(): string {
 
 /** A schema name no other test uses, dropped (with all in it) once this test has finished. */
 export function testSchema(): string {
-  const schema = `test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
+  const schema = uniqueName("test");
   onTestFinished(() => dropSchema(schema));
   return schema;
 }
@@ -58,6 +58,33 @@ export function postgresStores(now: () => number = () => 1_000): Stores {
   // Registered after the drop, and run before it: vitest runs these last registered first.
   onTestFinished(() => stores.close());
   return stores;
+}
+
+/**
+ * A database of this test's own (for bots in child processes, which take only a URL), its
+ * URL; dropped, with whatever still holds a connection to it, once the test has finished.
+ */
+export async function testDatabase(): Promise<string> {
+  const name = uniqueName("testdb");
+  await adminQuery(`CREATE DATABASE ${name}`);
+  onTestFinished(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const url = new URL(postgresUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 async function dropSchema(schema: string): Promise<void> {
