@@ -1,5 +1,5 @@
 import type { Bridge } from "./bridge/bridge.js";
-import type { Config } from "./config.js";
+import type { Config, OAuthConfig } from "./config.js";
 import { botLifecycle } from "./lifecycle.js";
 import { boltLogger, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -8,12 +8,14 @@ import { type SlackConnection, watchSlackConnection } from "./observability/slac
 import { problemNote } from "./people/link-notices.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
+import { BOT_SCOPES } from "./slack/bot-scopes.js";
 import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
 import type { Turn } from "./store/turn.js";
 import { type Clock, systemClock } from "./time.js";
 import { wireCore } from "./wiring/core.js";
+import { wireInstallations } from "./wiring/installations.js";
 import { registerListeners } from "./wiring/listeners.js";
 import { wirePeople } from "./wiring/people.js";
 import { wireService } from "./wiring/service.js";
@@ -27,7 +29,8 @@ export interface Bot {
   service: ServiceClient;
   /**
    * Starts Slack and resumes unfinished turns; resolves with the HTTP port (Socket Mode: the
-   * ops server's) and the port the ops routes are served on.
+   * install pages' server with SLACK_CLIENT_ID…, else the ops server's) and the port the ops
+   * routes are served on.
    */
   start(): Promise<{ port: number; opsPort: number }>;
   /** Stops taking events, gives running answers `graceMs` to finish, then closes everything. */
@@ -63,8 +66,15 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     { metricsToken: config.ops.metricsToken },
   );
   const { botToken, appToken, signingSecret, apiUrl } = config.slack;
+  const installations = wireInstallations(config, stores, logger);
   const app = createSlackApp({
     botToken,
+    install: installations && {
+      ...(config.slack.oauth as OAuthConfig),
+      installationStore: installations.forBolt(),
+      scopes: BOT_SCOPES,
+      port: config.port,
+    },
     appToken,
     signingSecret,
     apiUrl,
@@ -137,6 +147,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     logger,
     clock,
     warm: () => slack.installation.whoAmI(),
+    ...(installations && { installations }),
     retention: new Retention({
       turns: stores.turns,
       feedback: stores.feedback,

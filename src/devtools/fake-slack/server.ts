@@ -244,6 +244,14 @@ export class FakeSlack {
   }
 
   /**
+   * The live bot token an install issued the workspace (the first one's: `botToken`, if
+   * set), so a test can look for it where it must not be (a log, a database file).
+   */
+  botTokenOf(teamId: string): string | undefined {
+    return this.installs.tokenOf(teamId);
+  }
+
+  /**
    * The app is removed from the workspace: its tokens stop working (`token_revoked`). Returns
    * the `app_uninstalled` envelope Slack sends; deliver it to the bot (signed, or over the socket).
    */
