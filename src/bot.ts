@@ -9,6 +9,10 @@ import { problemNote } from "./people/link-notices.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { BOT_SCOPES } from "./slack/bot-scopes.js";
+import { Installation, ManyInstallations, type Workspaces } from "./slack/installation.js";
+import type { Installations } from "./slack/installations.js";
+import { registerUninstall } from "./slack/uninstall.js";
+import { slackWebApi } from "./slack/web-api.js";
 import { Retention } from "./store/retention.js";
 import { openSqliteStores } from "./store/sqlite/open.js";
 import type { Stores } from "./store/stores.js";
@@ -44,8 +48,9 @@ export interface Bot {
 export function createBot(config: Config, logger: Logger, clock: Clock = systemClock): Bot {
   const metrics = createMetrics();
   const stores = openSqliteStores(config.databasePath, () => clock.now());
-  // People's tokens are keyed by the installation's workspace, known once Slack is wired below.
-  const people = wirePeople(config, stores, logger, () => slack.installation.workspace());
+  // People's tokens are keyed by the installation's workspace, known once Slack is wired below
+  // (one workspace: config.ts keeps people's own tokens out of many workspaces for now).
+  const people = wirePeople(config, stores, logger, () => workspaces.workspace({}));
   const service = wireService(config, clock, metrics, {
     credentials: people.identities,
     logger,
@@ -84,7 +89,11 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
   });
   connection = watchSlackConnection(app);
-  const slack = wireSlack(app, config, clock, metrics, logger, {
+  // One workspace on SLACK_BOT_TOKEN, or each installation's own (many workspaces).
+  const single = installations ? undefined : new Installation(slackWebApi(app.client));
+  const workspaces: Workspaces =
+    single ?? new ManyInstallations(app.client, installations as Installations);
+  const slack = wireSlack(workspaces, config, clock, metrics, logger, {
     // The asker stopped a streamed answer with Slack's own control: as if they pressed Stop.
     onStreamStopped: ({ turnId, asker }) => {
       if (asker === undefined) return;
@@ -122,6 +131,14 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     });
   };
 
+  if (installations) {
+    registerUninstall(app, {
+      installations,
+      workspaces,
+      abandon: (team, gone) => bridge.abandon(team, gone),
+      logger,
+    });
+  }
   registerListeners(app, {
     config,
     stores,
@@ -146,7 +163,8 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     connection,
     logger,
     clock,
-    warm: () => slack.installation.whoAmI(),
+    // Many workspaces: each is asked when its first event arrives.
+    ...(single && { warm: () => single.whoAmI() }),
     ...(installations && { installations }),
     retention: new Retention({
       turns: stores.turns,

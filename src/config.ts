@@ -352,9 +352,9 @@ function suggestedPrompts(env: Env): SuggestedPrompts {
   throw new ConfigError(`SUGGESTED_PROMPTS is malformed: ${issues?.[0]?.message ?? SHAPE}.`);
 }
 
-function oauth(env: Env, hasKey: boolean): OAuthConfig | undefined {
+function oauth(env: Env, people: PeopleConfig): OAuthConfig | undefined {
   try {
-    return readOAuthConfig(env, hasKey);
+    return readOAuthConfig(env, people.encryptionKey !== undefined, people.identityMode);
   } catch (error) {
     if (error instanceof OAuthSettingError) throw new ConfigError(error.message);
     throw error;
@@ -428,7 +428,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = read(env, "PORT", positiveInt("PORT", 0, 65535), "3000");
   const assistantId = read(env, "ASSISTANT_ID", z.string().trim().min(1));
   const peopleConfig = people(env, assistantId);
-  const oauthConfig = oauth(env, peopleConfig.encryptionKey !== undefined);
+  const oauthConfig = oauth(env, peopleConfig);
 
   return {
     slack: {

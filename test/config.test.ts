@@ -316,6 +316,7 @@ describe("loadConfig: many workspaces (OAuth)", () => {
       "SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET need TOKEN_ENCRYPTION_KEY: each workspace's bot token is kept only encrypted.",
     ],
     [{ SLACK_STATE_SECRET: "short" }, /^SLACK_STATE_SECRET is malformed: it must be at least 16/],
+    [{ IDENTITY_MODE: "either" }, /^IDENTITY_MODE=either is not available with SLACK_CLIENT_ID/],
     [
       { SLACK_CLIENT_SECRET: "has a space" },
       "SLACK_CLIENT_SECRET is malformed: it must not contain spaces.",

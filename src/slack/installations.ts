@@ -30,8 +30,16 @@ export interface InstallationsOptions {
   onBroken?: (key: InstallationKey) => void;
 }
 
-/** No installation serves the workspace (never installed, or uninstalled). */
+/** What a call refused by NotInstalled is coded as (call-failure.ts: permanent, never retried). */
+export const NOT_INSTALLED_CODE = "slack_not_installed";
+
+/**
+ * No installation serves the workspace (never installed, or uninstalled): its calls fail
+ * before they leave, and are never retried.
+ */
 export class NotInstalled extends Error {
+  readonly code = NOT_INSTALLED_CODE;
+
   constructor(query: InstallationQuery) {
     super(`no installation of the app serves ${query.team || query.enterprise || "this request"}`);
     this.name = "NotInstalled";
