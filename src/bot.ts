@@ -86,7 +86,14 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     // On the Slack port only when they have no server of their own (HTTP mode, no OPS_PORT).
     routes: config.ops.server ? [] : routes,
     logger: boltLogger(logger),
-    onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
+    onListenerError: (error) => {
+      // Many workspaces: an event of a workspace without an installation (it removed the app).
+      if ((error as { code?: unknown }).code === "slack_bolt_authorization_error") {
+        logger.info({ err: errorText(error) }, "an event of a workspace not installed was ignored");
+        return;
+      }
+      logger.error({ err: errorText(error) }, "Slack listener failed");
+    },
   });
   connection = watchSlackConnection(app);
   // One workspace on SLACK_BOT_TOKEN, or each installation's own (many workspaces).

@@ -38,8 +38,13 @@ interface PendingCode {
   used: boolean;
 }
 
-/** Which workspace serves a token, or the error Slack answers for it. */
-export type Route = { team: string } | { error: "invalid_auth" | "token_revoked" };
+/**
+ * Which workspace serves a token, or the error Slack answers for it (with the workspace a
+ * revoked token was issued for).
+ */
+export type Route =
+  | { team: string }
+  | { error: "invalid_auth" | "token_revoked"; team?: string | undefined };
 
 const fail = (error: string): SlackBody => ({ ok: false, error });
 
@@ -47,7 +52,8 @@ export class Installs {
   private readonly codes = new Map<string, PendingCode>();
   /** Live bot tokens, by token: the team each serves. */
   private readonly tokens = new Map<string, string>();
-  private readonly revoked = new Set<string>();
+  /** Tokens that no longer work, and the workspace each was issued for. */
+  private readonly revoked = new Map<string, string>();
   /** Whether the first workspace, which answers any unknown token, was uninstalled. */
   private defaultGone = false;
 
@@ -73,7 +79,8 @@ export class Installs {
 
   /** The workspace a bot token names, or why Slack refuses it. */
   route(token: string): Route {
-    if (this.revoked.has(token)) return { error: "token_revoked" };
+    const gone = this.revoked.get(token);
+    if (gone !== undefined) return { error: "token_revoked", team: gone };
     const team = this.tokens.get(token);
     if (team !== undefined) return { team };
     if (this.defaultToken !== undefined && token !== this.defaultToken) {
@@ -93,11 +100,11 @@ export class Installs {
     for (const [token, team] of this.tokens) {
       if (team !== teamId) continue;
       this.tokens.delete(token);
-      this.revoked.add(token);
+      this.revoked.set(token, teamId);
     }
     if (teamId === this.defaultTeam) {
       this.defaultGone = true;
-      if (this.defaultToken !== undefined) this.revoked.add(this.defaultToken);
+      if (this.defaultToken !== undefined) this.revoked.set(this.defaultToken, teamId);
     }
   }
 

@@ -102,7 +102,10 @@ export interface RecordedCall {
   error?: string;
   /** Whether a token came, in the Authorization header or the `token` field. */
   hadToken: boolean;
-  /** The workspace whose bot token the call carried (the one that served it), if any. */
+  /**
+   * The workspace whose bot token the call carried (the one that served it, or that a
+   * revoked token was issued for), if any.
+   */
   team?: string;
 }
 
@@ -488,7 +491,9 @@ export class FakeSlack {
    * Which workspace serves the call: the one its bot token names (the app-level token's
    * `apps.connections.open` belongs to the first), or the error Slack answers for the token.
    */
-  private servingWorkspace(token: string | undefined): FakeWorkspace | { error: string } {
+  private servingWorkspace(
+    token: string | undefined,
+  ): FakeWorkspace | { error: string; team?: string | undefined } {
     if (token === undefined || tokenKind(token) === "app") return this.first;
     const route = this.installs.route(token);
     return "error" in route ? route : this.workspace(route.team);
@@ -520,7 +525,8 @@ export class FakeSlack {
         hadToken: token !== undefined,
       };
       if (body.error !== undefined) call.error = body.error;
-      if (ws !== undefined && token !== undefined) call.team = ws.teamId;
+      const named = ws?.teamId ?? (served && "error" in served ? served.team : undefined);
+      if (named !== undefined && token !== undefined) call.team = named;
       this.calls.push(call);
       send(res, status, body, headers);
       // After the answer is written, so a resolved waitFor never races the bot's own response.

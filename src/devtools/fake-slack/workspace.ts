@@ -111,6 +111,11 @@ export class FakeWorkspace implements Workspace {
     return this.limitedBy.get(method) ?? 0;
   }
 
+  /** Calls of `method` this workspace's budget counts in the last minute. */
+  spent(method: string): number {
+    return this.limits.spent(method, this.now());
+  }
+
   /** Every stored message of the channel (seeded and the bot's) in ts order. */
   messages(channel: string): StoredMessage[] {
     return this.store.inChannel(channel);

@@ -175,6 +175,8 @@ describe("several workspaces", () => {
     for (let i = 0; i < 3; i++) await client(second).auth.test();
     expect(await failure(client(second).auth.test())).toBe("slack_webapi_rate_limited_error");
     expect(fake.workspace("T0002").rateLimitedFor("auth.test")).toBe(1);
+    expect(fake.workspace("T0002").spent("auth.test")).toBe(3);
+    expect(fake.workspace("T0001").spent("auth.test")).toBe(0);
     expect(await client(FIRST_TOKEN).auth.test()).toMatchObject({ ok: true, team_id: "T0001" });
     expect(fake.workspace("T0001").rateLimited).toBe(0);
   });
@@ -207,6 +209,8 @@ describe("uninstalling", () => {
     expect(await failure(client(second).chat.postMessage({ channel: "C1", text: "x" }))).toBe(
       "token_revoked",
     );
+    // The refused call still names the workspace its token was issued for.
+    expect(fake.callsTo("chat.postMessage").at(-1)).toMatchObject({ team: "T0002", ok: false });
     expect(await client(FIRST_TOKEN).auth.test()).toMatchObject({ team_id: "T0001" });
   });
 
