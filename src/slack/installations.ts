@@ -49,20 +49,22 @@ export class NotInstalled extends Error {
 /**
  * The app's installations (many workspaces, OAuth): sealed in the store, opened when a
  * workspace's call needs its bot token, and kept opened per workspace until an install or an
- * uninstall changes what is stored (Bolt asks for an installation on every event).
+ * uninstall here changes what is stored (Bolt asks for an installation on every event). A
+ * workspace not found is not remembered: it may be installed through another copy of the bot.
  */
 export class Installations {
-  private readonly opened = new Map<string, InstalledBot | undefined>();
+  private readonly opened = new Map<string, InstalledBot>();
 
   constructor(private readonly options: InstallationsOptions) {}
 
   /** The bot serving a workspace (its own installation, else its org's org-wide one). */
   find(query: InstallationQuery): InstalledBot | undefined {
     const cacheKey = `${query.enterprise ?? ""}\u0000${query.team ?? ""}`;
-    if (this.opened.has(cacheKey)) return this.opened.get(cacheKey);
+    const kept = this.opened.get(cacheKey);
+    if (kept !== undefined) return kept;
     const row = this.options.store.find(query);
     const bot = row && this.open(row);
-    this.opened.set(cacheKey, bot);
+    if (bot !== undefined) this.opened.set(cacheKey, bot);
     return bot;
   }
 

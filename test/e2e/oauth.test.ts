@@ -242,7 +242,12 @@ describe("several workspaces", () => {
     // Nothing reached Slack for it once the installation was gone: the reply shows what it showed.
     const refused = h.slack.calls.filter((c) => c.team === "T0002" && !c.ok);
     expect(refused.every((c) => c.error === "token_revoked")).toBe(true);
-    expect(two.replies("C2GENERAL", asked.ts).map((m) => m.text).join()).not.toContain("stopped");
+    expect(
+      two
+        .replies("C2GENERAL", asked.ts)
+        .map((m) => m.text)
+        .join(),
+    ).not.toContain("stopped");
   });
 
   it("deletes an installation whose bot token is revoked", async () => {
