@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Bridge } from "./bridge/bridge.js";
-import type { Config } from "./config.js";
+import type { Config, OAuthConfig } from "./config.js";
 import { botLifecycle } from "./lifecycle.js";
 import { boltLogger, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./observability/metrics.js";
@@ -10,12 +10,18 @@ import { type SlackConnection, watchSlackConnection } from "./observability/slac
 import { problemNote } from "./people/link-notices.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
-import { Retention } from "./store/retention.js";
+import { BOT_SCOPES } from "./slack/bot-scopes.js";
+import { Installation, ManyInstallations, type Workspaces } from "./slack/installation.js";
+import type { Installations } from "./slack/installations.js";
+import { registerUninstall } from "./slack/uninstall.js";
+import { slackWebApi } from "./slack/web-api.js";
 import { openStores } from "./store/open.js";
+import { Retention } from "./store/retention.js";
 import type { Stores } from "./store/stores.js";
 import type { Turn } from "./store/turn.js";
 import { type Clock, systemClock } from "./time.js";
 import { wireCore } from "./wiring/core.js";
+import { wireInstallations } from "./wiring/installations.js";
 import { registerListeners } from "./wiring/listeners.js";
 import { wirePeople } from "./wiring/people.js";
 import { wireService } from "./wiring/service.js";
@@ -29,7 +35,8 @@ export interface Bot {
   service: ServiceClient;
   /**
    * Starts Slack and resumes unfinished turns; resolves with the HTTP port (Socket Mode: the
-   * ops server's) and the port the ops routes are served on.
+   * install pages' server with SLACK_CLIENT_ID…, else the ops server's) and the port the ops
+   * routes are served on.
    */
   start(): Promise<{ port: number; opsPort: number }>;
   /** Stops taking events, gives running answers `graceMs` to finish, then closes everything. */
@@ -45,8 +52,9 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   const stores = openStores({ path: config.databasePath, url: config.database.url }, () =>
     clock.now(),
   );
-  // People's tokens are keyed by the installation's workspace, known once Slack is wired below.
-  const people = wirePeople(config, stores, logger, () => slack.installation.workspace());
+  // People's tokens are keyed by the installation's workspace, known once Slack is wired below
+  // (one workspace: config.ts keeps people's own tokens out of many workspaces for now).
+  const people = wirePeople(config, stores, logger, () => workspaces.workspace({}));
   const service = wireService(config, clock, metrics, {
     credentials: people.identities,
     logger,
@@ -67,18 +75,36 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     { metricsToken: config.ops.metricsToken },
   );
   const { botToken, appToken, signingSecret, apiUrl } = config.slack;
+  const installations = wireInstallations(config, stores, logger);
   const app = createSlackApp({
     botToken,
+    install: installations && {
+      ...(config.slack.oauth as OAuthConfig),
+      installationStore: installations.forBolt(),
+      scopes: BOT_SCOPES,
+      port: config.port,
+    },
     appToken,
     signingSecret,
     apiUrl,
     // On the Slack port only when they have no server of their own (HTTP mode, no OPS_PORT).
     routes: config.ops.server ? [] : routes,
     logger: boltLogger(logger),
-    onListenerError: (error) => logger.error({ err: errorText(error) }, "Slack listener failed"),
+    onListenerError: (error) => {
+      // Many workspaces: an event of a workspace without an installation (it removed the app).
+      if ((error as { code?: unknown }).code === "slack_bolt_authorization_error") {
+        logger.info({ err: errorText(error) }, "an event of a workspace not installed was ignored");
+        return;
+      }
+      logger.error({ err: errorText(error) }, "Slack listener failed");
+    },
   });
   connection = watchSlackConnection(app);
-  const slack = wireSlack(app, config, clock, metrics, logger, {
+  // One workspace on SLACK_BOT_TOKEN, or each installation's own (many workspaces).
+  const single = installations ? undefined : new Installation(slackWebApi(app.client));
+  const workspaces: Workspaces =
+    single ?? new ManyInstallations(app.client, installations as Installations);
+  const slack = wireSlack(workspaces, config, clock, metrics, logger, {
     // The asker stopped a streamed answer with Slack's own control: as if they pressed Stop.
     onStreamStopped: ({ turnId, asker }) => {
       if (asker === undefined) return;
@@ -117,6 +143,14 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     });
   };
 
+  if (installations) {
+    registerUninstall(app, {
+      installations,
+      workspaces,
+      abandon: (team, gone) => bridge.abandon(team, gone),
+      logger,
+    });
+  }
   registerListeners(app, {
     config,
     stores,
@@ -142,7 +176,9 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     connection,
     logger,
     clock,
-    warm: () => slack.installation.whoAmI(),
+    // Many workspaces: each is asked when its first event arrives.
+    ...(single && { warm: () => single.whoAmI() }),
+    ...(installations && { installations }),
     retention: new Retention({
       turns: stores.turns,
       feedback: stores.feedback,

@@ -6,7 +6,15 @@ import {
   databaseSecrets,
   readDatabaseConfig,
 } from "./config-database.js";
+import {
+  type OAuthConfig,
+  OAuthSettingError,
+  readOAuthConfig,
+  wantsOAuth,
+} from "./config-oauth.js";
 import { type PeopleConfig, PeopleSettingError, readPeopleConfig } from "./config-people.js";
+
+export type { OAuthConfig } from "./config-oauth.js";
 
 export type { AssistantChoice, IdentityMode, PeopleConfig } from "./config-people.js";
 
@@ -20,7 +28,16 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export interface Config {
   slack: {
-    botToken: string;
+    /**
+     * The bot token of the one workspace (SLACK_BOT_TOKEN). Required without `oauth`; with
+     * it optional, and when set that workspace is kept as an installation too.
+     */
+    botToken: string | undefined;
+    /**
+     * Set → the app may be installed in many workspaces (GET /slack/install, GET
+     * /slack/oauth_redirect), each answered with its own installation's bot token.
+     */
+    oauth: OAuthConfig | undefined;
     /** Set → Socket Mode; unset → HTTP mode. */
     appToken: string | undefined;
     signingSecret: string | undefined;
@@ -344,6 +361,15 @@ function suggestedPrompts(env: Env): SuggestedPrompts {
   throw new ConfigError(`SUGGESTED_PROMPTS is malformed: ${issues?.[0]?.message ?? SHAPE}.`);
 }
 
+function oauth(env: Env, people: PeopleConfig): OAuthConfig | undefined {
+  try {
+    return readOAuthConfig(env, people.encryptionKey !== undefined, people.identityMode);
+  } catch (error) {
+    if (error instanceof OAuthSettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 function people(env: Env, assistantId: string): PeopleConfig {
   try {
     return readPeopleConfig(env, assistantId);
@@ -367,11 +393,13 @@ function database(env: Env): DatabaseConfig {
  * reach a log line. A new secret setting belongs here too.
  */
 export function configuredSecrets(config: Config): string[] {
-  const { botToken, appToken, signingSecret } = config.slack;
+  const { botToken, appToken, signingSecret, oauth } = config.slack;
   const secrets = [
     botToken,
     appToken,
     signingSecret,
+    oauth?.clientSecret,
+    oauth?.stateSecret,
     config.service.token,
     config.ops.metricsToken,
     // The key in both base64 alphabets, whichever the operator wrote.
@@ -383,7 +411,8 @@ export function configuredSecrets(config: Config): string[] {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const botToken = token(env, "SLACK_BOT_TOKEN", "xoxb-", true) as string;
+  // Any of the OAuth settings makes SLACK_BOT_TOKEN optional; they are checked below.
+  const botToken = token(env, "SLACK_BOT_TOKEN", "xoxb-", !wantsOAuth(env));
   const appToken = token(env, "SLACK_APP_TOKEN", "xapp-", false);
   const signingSecret = optional(env, "SLACK_SIGNING_SECRET");
   if (appToken === undefined && signingSecret === undefined) {
@@ -417,10 +446,13 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = read(env, "PORT", positiveInt("PORT", 0, 65535), "3000");
   const assistantId = read(env, "ASSISTANT_ID", z.string().trim().min(1));
+  const peopleConfig = people(env, assistantId);
+  const oauthConfig = oauth(env, peopleConfig);
 
   return {
     slack: {
       botToken,
+      oauth: oauthConfig,
       appToken,
       signingSecret,
       apiUrl,
@@ -458,7 +490,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     port,
     ops: {
-      server: opsServer(env, appToken !== undefined, port),
+      // Socket Mode with OAuth has a public server on PORT (the install pages), as HTTP mode.
+      server: opsServer(env, appToken !== undefined && oauthConfig === undefined, port),
       metricsToken: metricsToken(env),
     },
     service: {
@@ -511,7 +544,7 @@ export function loadConfig(env: Env = process.env): Config {
         "12000",
       ),
     },
-    people: people(env, assistantId),
+    people: peopleConfig,
     agent: { suggestedPrompts: suggestedPrompts(env) },
   };
 }

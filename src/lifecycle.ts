@@ -4,7 +4,9 @@ import type { Logger } from "./logger.js";
 import { type OpsServer, startOpsServer } from "./observability/ops-server.js";
 import type { OpsRoute } from "./observability/routes.js";
 import type { SlackConnection } from "./observability/slack-connection.js";
-import { type BoltApp, listeningPort, verifySlackToken } from "./slack/app.js";
+import { adoptBotToken } from "./slack/adopt-bot-token.js";
+import { type BoltApp, installServerPort, listeningPort, verifySlackToken } from "./slack/app.js";
+import type { Installations } from "./slack/installations.js";
 import type { Retention } from "./store/retention.js";
 import { type Clock, settleWithin } from "./time.js";
 
@@ -27,6 +29,11 @@ export interface LifecycleParts {
    * left for that event to meet again.
    */
   warm?: () => Promise<unknown>;
+  /**
+   * Many workspaces: their installations. SLACK_BOT_TOKEN, when set too, is kept as its
+   * workspace's installation at start.
+   */
+  installations?: Installations;
   /** What to release once Slack is stopped, in order (schedulers, clients, the store). */
   release: (() => void | Promise<void>)[];
 }
@@ -44,13 +51,18 @@ export function botLifecycle(parts: LifecycleParts) {
   return {
     /** Starts Slack and resumes unfinished turns; resolves with the HTTP and ops ports. */
     async start(): Promise<{ port: number; opsPort: number }> {
-      await verifySlackToken(app, config.slack.apiUrl);
+      const { apiUrl, botToken } = config.slack;
+      await verifySlackToken(app, apiUrl);
+      if (parts.installations && botToken) {
+        await adoptBotToken(app, parts.installations, botToken, apiUrl);
+      }
       await parts.warm?.().catch(() => undefined);
       if (config.ops.server) opsServer = await startOpsServer(parts.routes, config.ops.server);
       let port: number;
       if (config.slack.appToken) {
-        port = opsServer?.port ?? config.port;
         await app.start();
+        // With the install flow, its pages (and the ops routes, without OPS_PORT) have a server.
+        port = (await installServerPort(app)) ?? opsServer?.port ?? config.port;
       } else {
         const server = await app.start(config.port);
         port = listeningPort(server) ?? config.port;

@@ -271,3 +271,76 @@ describe("loadConfig: the ops routes", () => {
     expect(String(error)).not.toContain("very-secret");
   });
 });
+
+describe("loadConfig: many workspaces (OAuth)", () => {
+  const KEY = Buffer.alloc(32, 7).toString("base64");
+  const oauth = {
+    SLACK_CLIENT_ID: "1111.2222",
+    SLACK_CLIENT_SECRET: "client-secret-0123",
+    SLACK_STATE_SECRET: "state-secret-0123456789",
+    TOKEN_ENCRYPTION_KEY: KEY,
+  };
+  const { SLACK_BOT_TOKEN: _token, ...withoutToken } = base;
+
+  it("reads the three together, and SLACK_BOT_TOKEN becomes optional", () => {
+    const config = loadConfig({ ...withoutToken, ...oauth });
+    expect(config.slack.oauth).toEqual({
+      clientId: "1111.2222",
+      clientSecret: "client-secret-0123",
+      stateSecret: "state-secret-0123456789",
+    });
+    expect(config.slack.botToken).toBeUndefined();
+    expect(loadConfig({ ...base, ...oauth }).slack.botToken).toBe("xoxb-1-secret");
+    expect(loadConfig(base).slack.oauth).toBeUndefined();
+  });
+
+  it("keeps the client and state secrets out of logs", () => {
+    const secrets = configuredSecrets(loadConfig({ ...withoutToken, ...oauth }));
+    expect(secrets).toEqual(
+      expect.arrayContaining(["client-secret-0123", "state-secret-0123456789"]),
+    );
+    expect(secrets).not.toContain("1111.2222");
+  });
+
+  it.each([
+    [
+      { SLACK_CLIENT_ID: undefined },
+      "SLACK_CLIENT_ID is required with SLACK_CLIENT_SECRET and SLACK_STATE_SECRET: installing the app in many workspaces takes all three (or none, for one workspace on SLACK_BOT_TOKEN).",
+    ],
+    [
+      { SLACK_CLIENT_SECRET: " ", SLACK_STATE_SECRET: undefined },
+      "SLACK_CLIENT_SECRET and SLACK_STATE_SECRET are required with SLACK_CLIENT_ID: installing the app in many workspaces takes all three (or none, for one workspace on SLACK_BOT_TOKEN).",
+    ],
+    [
+      { TOKEN_ENCRYPTION_KEY: undefined },
+      "SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET need TOKEN_ENCRYPTION_KEY: each workspace's bot token is kept only encrypted.",
+    ],
+    [{ SLACK_STATE_SECRET: "short" }, /^SLACK_STATE_SECRET is malformed: it must be at least 16/],
+    [{ IDENTITY_MODE: "either" }, /^IDENTITY_MODE=either is not available with SLACK_CLIENT_ID/],
+    [
+      { SLACK_CLIENT_SECRET: "has a space" },
+      "SLACK_CLIENT_SECRET is malformed: it must not contain spaces.",
+    ],
+  ])("refuses %o with one sentence naming what is missing", (change, message) => {
+    const env = { ...withoutToken, ...oauth, ...change } as Record<string, string | undefined>;
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("still wants SLACK_BOT_TOKEN without them, and never echoes a secret", () => {
+    expect(() => loadConfig(withoutToken)).toThrow("SLACK_BOT_TOKEN is required but not set.");
+    const error = thrownBy(() =>
+      loadConfig({ ...withoutToken, ...oauth, SLACK_STATE_SECRET: "tiny-secret" }),
+    );
+    expect(String(error)).not.toContain("tiny-secret");
+  });
+
+  it("in Socket Mode serves the ops routes with the install pages on PORT, unless OPS_PORT moves them", () => {
+    const socket = { ...withoutToken, ...oauth, SLACK_APP_TOKEN: "xapp-1-abc", PORT: "3100" };
+    expect(loadConfig(socket).ops.server).toBeUndefined();
+    expect(loadConfig({ ...socket, OPS_PORT: "9100" }).ops.server).toEqual({
+      host: "127.0.0.1",
+      port: 9100,
+    });
+  });
+});

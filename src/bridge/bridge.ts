@@ -215,6 +215,25 @@ export class Bridge {
     return { result: results.every(Boolean) ? "stopped" : "failed" };
   }
 
+  /**
+   * A workspace removed the app (or its bot token was revoked): its turns stop where they
+   * are. Nothing can be shown there any more, so each ends without a word in Slack (`gone`
+   * is why, for the log) and its run at the service, if any, is stopped. How many stopped.
+   */
+  abandon(team: string, gone: Error): number {
+    let count = 0;
+    for (const live of this.live.values()) {
+      const turn = this.deps.turns.byId(live.id);
+      if (turn === undefined || turn.team !== team || live.stage === "ended") continue;
+      live.unshown ??= gone;
+      count++;
+      this.deps.runner.stop(live, turn.user).catch((error: unknown) => {
+        this.deps.logger.warn({ turn: live.id, err: String(error) }, "could not stop a turn");
+      });
+    }
+    return count;
+  }
+
   /** This person's unfinished turns in this channel, with whether each is running. */
   activeFor(team: string, channel: string, user: string): { turn: Turn; running: boolean }[] {
     // A turn whose ending is being shown is no longer active, though not yet recorded finished.

@@ -94,6 +94,12 @@ export interface EnvelopeOptions {
   /** `authorizations[0].enterprise_id`; default null (not an Enterprise org). */
   enterpriseId?: string;
   /**
+   * An org-wide installation received it: `authorizations[0]` names the org and no team
+   * (`team_id` null, `is_enterprise_install` true); the envelope's `team_id` stays the
+   * workspace where it happened. Default false.
+   */
+  enterpriseInstall?: boolean;
+  /**
    * `is_ext_shared_channel`; default true when the event's `user_team` is another workspace
    * than the installation's.
    */
@@ -120,13 +126,14 @@ export function eventEnvelope(event: Payload, opts: EnvelopeOptions = {}): Paylo
     type: "event_callback",
     event_id: opts.eventId ?? `Ev${randomUUID().replace(/-/g, "").slice(0, 10).toUpperCase()}`,
     event_time: opts.eventTime ?? Math.floor(Date.now() / 1000),
+    ...(opts.enterpriseId === undefined ? {} : { enterprise_id: opts.enterpriseId }),
     authorizations: [
       {
         enterprise_id: opts.enterpriseId ?? null,
-        team_id: teamId,
+        team_id: opts.enterpriseInstall ? null : teamId,
         user_id: opts.botUserId ?? DEFAULT_BOT_USER,
         is_bot: true,
-        is_enterprise_install: false,
+        is_enterprise_install: opts.enterpriseInstall ?? false,
       },
     ],
     is_ext_shared_channel: opts.sharedChannel ?? (userTeam !== undefined && userTeam !== teamId),

@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import { eventEnvelope, type Payload } from "./slack-events.js";
 
 export * from "./agent-events.js";
+export * from "./install-events.js";
 export * from "./slack-events.js";
 export * from "./slack-interactions.js";
 

@@ -1,4 +1,5 @@
-import type { LinkedTokenStore } from "../store/stores.js";
+import { BotTokenSealBroken, openBotToken, sealBotToken } from "../slack/bot-token-seal.js";
+import type { InstallationStore, LinkedTokenStore } from "../store/stores.js";
 import { openToken, sealToken, TokenSealBroken } from "./token-cipher.js";
 
 export interface RotationResult {
@@ -12,10 +13,67 @@ export interface RotationResult {
 export class RotationRefused extends Error {
   constructor(readonly broken: number) {
     super(
-      `${broken} linked token${broken === 1 ? "" : "s"} open${broken === 1 ? "s" : ""} under neither the current nor the new key, so nothing was changed; check TOKEN_ENCRYPTION_KEY`,
+      `${broken} sealed token${broken === 1 ? "" : "s"} (linked, or an installation's bot token) open${broken === 1 ? "s" : ""} under neither the current nor the new key, so nothing was changed; check TOKEN_ENCRYPTION_KEY`,
     );
     this.name = "RotationRefused";
   }
+}
+
+/** What a rotation would change: the new seals, and the counts. */
+interface Plan<Row> {
+  resealed: Row[];
+  already: number;
+  broken: number;
+}
+
+/**
+ * Seals every token of `rows` again under `newKey`, leaving those already under it. `open`
+ * gives a row's token in clear under a key (undefined: it does not open); `seal` the row
+ * with its token sealed under the new key.
+ */
+function plan<Row>(
+  rows: readonly Row[],
+  keys: { currentKey: Buffer; newKey: Buffer },
+  open: (key: Buffer, row: Row) => string | undefined,
+  seal: (key: Buffer, row: Row, token: string) => Row,
+): Plan<Row> {
+  const resealed: Row[] = [];
+  let already = 0;
+  let broken = 0;
+  for (const row of rows) {
+    if (open(keys.newKey, row) !== undefined) {
+      already++;
+      continue;
+    }
+    const clear = open(keys.currentKey, row);
+    if (clear === undefined) broken++;
+    else resealed.push(seal(keys.newKey, row, clear));
+  }
+  return { resealed, already, broken };
+}
+
+type LinkedRow = { team: string; user: string; sealed: Buffer };
+
+function linkedPlan(store: LinkedTokenStore, keys: { currentKey: Buffer; newKey: Buffer }) {
+  return plan<LinkedRow>(
+    store.all().map(({ team, user, sealed }) => ({ team, user, sealed })),
+    keys,
+    (key, row) => quietly(() => openToken(key, row, row.sealed), TokenSealBroken),
+    (key, row, token) => ({ ...row, sealed: sealToken(key, row, token) }),
+  );
+}
+
+type BotRow = { enterprise: string; team: string; sealedBotToken: Buffer };
+
+function botPlan(store: InstallationStore, keys: { currentKey: Buffer; newKey: Buffer }) {
+  return plan<BotRow>(
+    store
+      .list()
+      .map(({ enterprise, team, sealedBotToken }) => ({ enterprise, team, sealedBotToken })),
+    keys,
+    (key, row) => quietly(() => openBotToken(key, row, row.sealedBotToken), BotTokenSealBroken),
+    (key, row, token) => ({ ...row, sealedBotToken: sealBotToken(key, row, token) }),
+  );
 }
 
 /**
@@ -28,34 +86,40 @@ export function rotateTokenKey(
   currentKey: Buffer,
   newKey: Buffer,
 ): RotationResult {
-  const resealed: { team: string; user: string; sealed: Buffer }[] = [];
-  let already = 0;
-  let broken = 0;
-  for (const row of store.all()) {
-    const owner = { team: row.team, user: row.user };
-    const token = tryOpen(newKey, owner, row.sealed);
-    if (token !== undefined) {
-      already++;
-      continue;
-    }
-    const clear = tryOpen(currentKey, owner, row.sealed);
-    if (clear === undefined) broken++;
-    else resealed.push({ ...owner, sealed: sealToken(newKey, owner, clear) });
-  }
-  if (broken > 0) throw new RotationRefused(broken);
-  store.reseal(resealed);
-  return { rotated: resealed.length, already };
+  const linked = linkedPlan(store, { currentKey, newKey });
+  if (linked.broken > 0) throw new RotationRefused(linked.broken);
+  store.reseal(linked.resealed);
+  return { rotated: linked.resealed.length, already: linked.already };
 }
 
-function tryOpen(
-  key: Buffer,
-  owner: { team: string; user: string },
-  sealed: Buffer,
-): string | undefined {
+/**
+ * The whole rotation: people's linked tokens and the installations' bot tokens (several
+ * workspaces). Both are checked before either is changed: a token under neither key
+ * refuses the rotation and nothing moves.
+ */
+export function rotateAllKeys(
+  stores: { linkedTokens: LinkedTokenStore; installations: InstallationStore },
+  currentKey: Buffer,
+  newKey: Buffer,
+): { linked: RotationResult; bots: RotationResult } {
+  const keys = { currentKey, newKey };
+  const linked = linkedPlan(stores.linkedTokens, keys);
+  const bots = botPlan(stores.installations, keys);
+  if (linked.broken + bots.broken > 0) throw new RotationRefused(linked.broken + bots.broken);
+  stores.linkedTokens.reseal(linked.resealed);
+  stores.installations.reseal(bots.resealed);
+  return {
+    linked: { rotated: linked.resealed.length, already: linked.already },
+    bots: { rotated: bots.resealed.length, already: bots.already },
+  };
+}
+
+/** The value, or undefined when it throws `Broken` (a seal that does not open). */
+function quietly(open: () => string, Broken: new () => Error): string | undefined {
   try {
-    return openToken(key, owner, sealed);
+    return open();
   } catch (error) {
-    if (error instanceof TokenSealBroken) return undefined;
+    if (error instanceof Broken) return undefined;
     throw error;
   }
 }

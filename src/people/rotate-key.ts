@@ -1,12 +1,12 @@
 import { PeopleSettingError, readRotationConfig } from "../config-people.js";
 import { openStores } from "../store/open.js";
 import type { Stores } from "../store/stores.js";
-import { RotationRefused, rotateTokenKey } from "./key-rotation.js";
+import { RotationRefused, rotateAllKeys } from "./key-rotation.js";
 
 /**
- * The key rotation of `npm run rotate-key`: seals every linked token again under NEW_TOKEN_ENCRYPTION_KEY. Run it
- * while the bot is stopped (every replica, with PostgreSQL; a SQLite file refuses a second
- * process), then start the bot with
+ * The key rotation of `npm run rotate-key`: seals every linked token, and every installation's
+ * bot token, again under NEW_TOKEN_ENCRYPTION_KEY. Run it while the bot is stopped (every
+ * replica, with PostgreSQL; a SQLite file refuses a second process), then start the bot with
  * TOKEN_ENCRYPTION_KEY set to the new key. Prints counts only, never a token or a key.
  */
 export function runRotation(env: Record<string, string | undefined>): {
@@ -28,14 +28,14 @@ export function runRotation(env: Record<string, string | undefined>): {
     return { code: 1, line: `Key rotation failed: ${(error as Error).message}` };
   }
   try {
-    const { rotated, already } = rotateTokenKey(
-      stores.linkedTokens,
-      settings.currentKey,
-      settings.newKey,
-    );
+    const { linked, bots } = rotateAllKeys(stores, settings.currentKey, settings.newKey);
+    const installations =
+      bots.rotated + bots.already === 0
+        ? ""
+        : ` and ${bots.rotated} installation bot token(s) (${bots.already} already were)`;
     return {
       code: 0,
-      line: `Sealed ${rotated} linked token(s) under the new key (${already} already were). Now set TOKEN_ENCRYPTION_KEY to the new key and start the bot.`,
+      line: `Sealed ${linked.rotated} linked token(s) under the new key (${linked.already} already were)${installations}. Now set TOKEN_ENCRYPTION_KEY to the new key and start the bot.`,
     };
   } catch (error) {
     if (error instanceof RotationRefused)

@@ -35,29 +35,42 @@ function checkKey(key: Buffer): void {
 }
 
 export function sealToken(key: Buffer, owner: TokenOwner, token: string): Buffer {
-  checkKey(key);
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv("aes-256-gcm", key, nonce, { authTagLength: TAG_BYTES });
-  cipher.setAAD(associatedData(owner));
-  const body = Buffer.concat([cipher.update(token, "utf8"), cipher.final()]);
-  return Buffer.concat([Buffer.of(VERSION), nonce, cipher.getAuthTag(), body]);
+  return sealWith(key, associatedData(owner), token);
 }
 
 /** The token in clear; TokenSealBroken when the key, the owner or a byte is wrong. */
 export function openToken(key: Buffer, owner: TokenOwner, sealed: Buffer): string {
+  const token = openWith(key, associatedData(owner), sealed);
+  if (token === undefined) throw new TokenSealBroken();
+  return token;
+}
+
+/**
+ * Seals `text` under `key`, bound to `associated` (who or what it belongs to): the layout
+ * above. Sibling seals (a workspace's bot token) bind their own associated data.
+ */
+export function sealWith(key: Buffer, associated: Buffer, text: string): Buffer {
   checkKey(key);
-  if (sealed.length <= 1 + NONCE_BYTES + TAG_BYTES || sealed[0] !== VERSION) {
-    throw new TokenSealBroken();
-  }
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, nonce, { authTagLength: TAG_BYTES });
+  cipher.setAAD(associated);
+  const body = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
+  return Buffer.concat([Buffer.of(VERSION), nonce, cipher.getAuthTag(), body]);
+}
+
+/** The text in clear; undefined when the key, the associated data or a byte is wrong. */
+export function openWith(key: Buffer, associated: Buffer, sealed: Buffer): string | undefined {
+  checkKey(key);
+  if (sealed.length <= 1 + NONCE_BYTES + TAG_BYTES || sealed[0] !== VERSION) return undefined;
   const nonce = sealed.subarray(1, 1 + NONCE_BYTES);
   const tag = sealed.subarray(1 + NONCE_BYTES, 1 + NONCE_BYTES + TAG_BYTES);
   const body = sealed.subarray(1 + NONCE_BYTES + TAG_BYTES);
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, nonce, { authTagLength: TAG_BYTES });
-    decipher.setAAD(associatedData(owner));
+    decipher.setAAD(associated);
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
   } catch {
-    throw new TokenSealBroken();
+    return undefined;
   }
 }

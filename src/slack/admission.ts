@@ -1,5 +1,5 @@
 import { type Clock, settleWithin } from "../time.js";
-import type { Installation } from "./installation.js";
+import type { Workspaces } from "./installation.js";
 import type { NoteGate } from "./note-gate.js";
 import type { UserDirectory } from "./user-directory.js";
 
@@ -39,10 +39,13 @@ export interface Author {
 
 /** What every Slack entry point needs to apply the rule: keys, the rule, the refusal note. */
 export interface Gatekeeping {
-  /** The workspace every key uses, whatever team the payload names. */
-  installation: Pick<Installation, "workspace">;
-  /** Who may use the bot: the same rule for messages, commands, buttons and the shortcut. */
-  admission: Pick<Admission, "check">;
+  /** The workspace of each request: every key uses it, whatever team the payload names. */
+  installation: Pick<Workspaces, "workspace">;
+  /**
+   * Who may use the bot in a workspace: the same rule for messages, commands, buttons and
+   * the shortcut.
+   */
+  admission: (team: string) => Pick<Admission, "check">;
   /** Notes only the person sees (a refusal, too many waiting, a Stop not theirs), paced. */
   notes: Pick<NoteGate, "tell">;
 }
@@ -52,7 +55,8 @@ export interface AdmissionOptions {
   allowedTeamIds: readonly string[] | undefined;
   /** Whether restricted and ultra-restricted accounts are answered. */
   allowGuests: boolean;
-  installation: Pick<Installation, "whoAmI">;
+  /** Who the bot is in the workspace whose requests this rule decides (auth.test). */
+  installation: { whoAmI(): ReturnType<Workspaces["whoAmI"]> };
   people: Pick<UserDirectory, "resolve" | "person">;
   clock: Clock;
   /** Where a setting that leaves out the bot's own workspace is reported. */

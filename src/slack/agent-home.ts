@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Logger } from "../logger.js";
 import type { Gatekeeping } from "./admission.js";
 import type { BoltApp } from "./app.js";
+import type { RequestPlace } from "./installation.js";
 import type { ThreadSignals } from "./thread-signals.js";
 import type { SuggestedPrompt, SuggestedPromptsArgs } from "./web-api.js";
 
@@ -35,9 +36,9 @@ const ThreadStarted = z.object({
  * Reopening the tab within the policy's memory costs no call: the prompts are already shown.
  */
 export function registerAgentHome(app: BoltApp, deps: AgentHomeDeps): void {
-  const offer = async (channel: string) => {
+  const offer = async (channel: string, place: RequestPlace) => {
     if (deps.offer.prompts.length === 0) return;
-    const team = await deps.installation.workspace();
+    const team = await deps.installation.workspace(place);
     // Not awaited: the call is paced, and the acknowledgement must not wait for it.
     void deps.prompts
       .set(team, channel, {
@@ -50,14 +51,16 @@ export function registerAgentHome(app: BoltApp, deps: AgentHomeDeps): void {
       });
   };
 
-  app.event("app_home_opened", async ({ event }) => {
+  app.event("app_home_opened", async ({ event, context }) => {
     const parsed = MessagesTabOpened.safeParse(event);
     // The Home tab is app-home.ts's.
-    if (parsed.success && parsed.data.tab === "messages") await offer(parsed.data.channel);
+    if (parsed.success && parsed.data.tab === "messages") {
+      await offer(parsed.data.channel, context);
+    }
   });
-  app.event("assistant_thread_started", async ({ event }) => {
+  app.event("assistant_thread_started", async ({ event, context }) => {
     const parsed = ThreadStarted.safeParse(event);
-    if (parsed.success) await offer(parsed.data.assistant_thread.channel_id);
+    if (parsed.success) await offer(parsed.data.assistant_thread.channel_id, context);
   });
   // Answers do not depend on the channel a person is looking at, so moving between channels
   // changes nothing; the event is subscribed (the agent view sends it) and acknowledged.

@@ -18,6 +18,7 @@ import {
   type HomeThread,
   homeView,
 } from "./home-view.js";
+import type { RequestPlace } from "./installation.js";
 import { linkForm } from "./link-form.js";
 import type { Identity, SlackWebApi } from "./web-api.js";
 
@@ -37,9 +38,10 @@ export interface AppHomeDeps extends Gatekeeping {
     filter: { assistantId: string },
     credential: Credential | undefined,
   ) => Promise<{ id: string; title?: string | null | undefined }[]>;
-  slack: Pick<SlackWebApi, "publishView" | "openView">;
-  /** auth.test: the workspace's address, for links to threads. */
-  whoAmI: () => Promise<Identity>;
+  /** The Web API of a workspace. */
+  slack: (team: string) => Pick<SlackWebApi, "publishView" | "openView">;
+  /** auth.test in a workspace: its address, for links to threads. */
+  whoAmI: (team: string) => Promise<Identity>;
   /** LINK_TOKEN_HELP, for the form the Home's Link button opens. */
   help: string;
   logger: Logger;
@@ -80,7 +82,7 @@ export class AppHome {
     try {
       const view = homeView(await this.state(team, user, at));
       if (this.newest.get(key) !== generation) return;
-      await this.deps.slack.publishView({ user_id: user, view });
+      await this.deps.slack(team).publishView({ user_id: user, view });
     } catch (error) {
       this.deps.logger.warn({ err: String(error), user }, "could not publish the App Home");
     }
@@ -133,7 +135,7 @@ export class AppHome {
         token === undefined ? undefined : { identity: user, token, personal: true };
       const listed = await this.deps.listThreads({ assistantId }, credential);
       const found = mine ? listed.filter((thread) => mine.has(thread.id)) : listed;
-      const base = (await this.deps.whoAmI()).url;
+      const base = (await this.deps.whoAmI(team)).url;
       const threads = oldestFirst(found)
         .reverse()
         .map(
@@ -187,19 +189,20 @@ function createdAtOf(thread: object): number | undefined {
 /** The Home's event and its buttons and selects. */
 export function registerAppHome(app: BoltApp, home: AppHome): void {
   const { deps } = home;
-  /** The person, if they may use the bot, and the workspace. */
-  const admitted = async (user: string, team: string | undefined) => {
-    const refusal = await deps.admission.check({ user, team, enterprise: undefined });
-    return refusal === undefined ? deps.installation.workspace() : undefined;
+  /** The workspace, if the person may use the bot there. */
+  const admitted = async (place: RequestPlace, user: string, team: string | undefined) => {
+    const workspace = await deps.installation.workspace(place);
+    const refusal = await deps.admission(workspace).check({ user, team, enterprise: undefined });
+    return refusal === undefined ? workspace : undefined;
   };
-  app.event("app_home_opened", async ({ event }) => {
+  app.event("app_home_opened", async ({ event, context }) => {
     const parsed = HomeOpened.safeParse(event);
     if (!parsed.success || parsed.data.tab !== "home") return;
-    const team = await admitted(parsed.data.user, undefined);
+    const team = await admitted(context, parsed.data.user, undefined);
     if (team !== undefined) void home.publish(team, parsed.data.user);
   });
 
-  type Press = { ack: () => Promise<void>; body: unknown; action: unknown };
+  type Press = { ack: () => Promise<void>; body: unknown; action: unknown; context: RequestPlace };
   const onPress = (
     id: string | RegExp,
     act: (team: string, user: string, press: Press) => Promise<void>,
@@ -207,17 +210,17 @@ export function registerAppHome(app: BoltApp, home: AppHome): void {
     app.action(id, async (press) => {
       await press.ack();
       const body = press.body as { user: { id: string; team_id?: string } };
-      const team = await admitted(body.user.id, body.user.team_id);
+      const team = await admitted(press.context, body.user.id, body.user.team_id);
       if (team === undefined) return;
       await act(team, body.user.id, press as unknown as Press).catch((error: unknown) => {
         deps.logger.warn({ err: String(error) }, "an App Home action failed");
       });
     });
 
-  onPress(HOME_LINK_ACTION, async (_team, _user, { body }) => {
+  onPress(HOME_LINK_ACTION, async (team, _user, { body }) => {
     const trigger = (body as { trigger_id?: string }).trigger_id;
     if (trigger && deps.vault.enabled) {
-      await deps.slack.openView({ trigger_id: trigger, view: linkForm(deps.help) });
+      await deps.slack(team).openView({ trigger_id: trigger, view: linkForm(deps.help) });
     }
   });
   onPress(HOME_UNLINK_ACTION, async (team, user) => {

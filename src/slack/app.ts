@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   App,
+  type InstallationStore as BoltInstallationStore,
   type Logger as BoltLogger,
   type CustomRoute,
   HTTPReceiver,
@@ -12,8 +13,28 @@ import { isEventNotRecorded } from "./event-not-recorded.js";
 
 export type BoltApp = App;
 
+/** Slack's OAuth install flow (many workspaces), served by Bolt's own installer. */
+export interface SlackInstallOptions {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+  /** Where installations are kept, and found again for every event (`authorize`). */
+  installationStore: BoltInstallationStore;
+  /** The bot scopes asked for. */
+  scopes: readonly string[];
+  /** Socket Mode only: the port of the install pages' own server (PORT; 0: any free one). */
+  port: number;
+}
+
+/** Where the install flow starts (a redirect to Slack) and where Slack sends the person back. */
+export const INSTALL_PATH = "/slack/install";
+export const REDIRECT_PATH = "/slack/oauth_redirect";
+
 export interface SlackAppOptions {
-  botToken: string;
+  /** The one workspace's bot token; undefined with `install` (each installation has its own). */
+  botToken: string | undefined;
+  /** Set → many workspaces: the install flow, and every event authorized by its installation. */
+  install?: SlackInstallOptions | undefined;
   /** Set → Socket Mode. */
   appToken: string | undefined;
   /** Required in HTTP mode. */
@@ -47,19 +68,56 @@ export function webClientOptions(apiUrl: string, logger: BoltLogger): WebClientO
   };
 }
 
+/**
+ * The OAuth options both receivers take: Bolt's installer (@slack/oauth's InstallProvider)
+ * at INSTALL_PATH and REDIRECT_PATH. `directInstall`: the install path goes straight to
+ * Slack's authorize page (no landing page of ours). The installer's own WebClient
+ * (oauth.v2.access, auth.test of the new token) gets the app's client options, so it calls
+ * SLACK_API_URL too: a custom receiver is not given the App's.
+ */
+function installerSettings(
+  install: SlackInstallOptions,
+  clientOptions: WebClientOptions,
+  socketMode: boolean,
+) {
+  return {
+    clientId: install.clientId,
+    clientSecret: install.clientSecret,
+    stateSecret: install.stateSecret,
+    installationStore: install.installationStore,
+    scopes: [...install.scopes],
+    installerOptions: {
+      directInstall: true,
+      installPath: INSTALL_PATH,
+      redirectUriPath: REDIRECT_PATH,
+      clientOptions,
+      // HTTP mode serves them on the Slack port itself.
+      ...(socketMode && { port: install.port }),
+    },
+  };
+}
+
 /** Builds the Bolt app on the transport the settings ask for. Transport lives only here. */
 export function createSlackApp(options: SlackAppOptions): BoltApp {
   const clientOptions = webClientOptions(options.apiUrl, options.logger);
-  if (options.appToken) {
+  const { appToken } = options;
+  const install =
+    options.install && installerSettings(options.install, clientOptions, Boolean(appToken));
+  // With the installer, Bolt's `authorize` finds each event's installation: no single token.
+  const token = install ? undefined : options.botToken;
+  if (appToken) {
     const receiver = new SocketModeReceiver({
-      appToken: options.appToken,
+      appToken,
       logger: options.logger,
       // apps.connections.open goes through this client: it must use the same base URL.
       installerOptions: { clientOptions },
       autoReconnectEnabled: true,
+      // The install pages get a server of their own (on PORT), with the ops routes on it
+      // unless OPS_PORT moves them.
+      ...(install && { ...install, customRoutes: options.routes }),
     });
     const app = new App({
-      token: options.botToken,
+      token,
       receiver,
       logger: options.logger,
       clientOptions,
@@ -67,6 +125,7 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     });
     acknowledgeAfterListeners(receiver, app, options.logger);
     refuseUnrecorded(app, options.onListenerError);
+    installServers.set(app, receiver);
     return app;
   }
   if (!options.signingSecret) throw new Error("SLACK_SIGNING_SECRET is required in HTTP mode.");
@@ -82,9 +141,10 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     processBeforeResponse: true,
     signatureVerification: true,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    ...install,
   });
   const app = new App({
-    token: options.botToken,
+    token,
     receiver,
     logger: options.logger,
     clientOptions,
@@ -95,6 +155,26 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
   });
   refuseUnrecorded(app, options.onListenerError);
   return app;
+}
+
+/** Socket Mode receivers, by app: their install pages' server, once started. */
+const installServers = new WeakMap<App, SocketModeReceiver>();
+
+/**
+ * The port of a Socket Mode app's own HTTP server (the install pages), once it listens;
+ * undefined without one. Bolt keeps the server in a field it does not type, read here only.
+ */
+export async function installServerPort(app: BoltApp): Promise<number | undefined> {
+  const server = (installServers.get(app) as unknown as { httpServer?: Server } | undefined)
+    ?.httpServer;
+  if (server === undefined) return undefined;
+  if (!server.listening) {
+    await new Promise<void>((resolve, reject) => {
+      server.once("listening", resolve);
+      server.once("error", reject);
+    });
+  }
+  return listeningPort(server);
 }
 
 /**

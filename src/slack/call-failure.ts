@@ -1,3 +1,4 @@
+import { NOT_INSTALLED_CODE } from "./installations.js";
 import { INVALID_RESPONSE_CODE } from "./web-api-responses.js";
 
 /**
@@ -59,6 +60,9 @@ export function classifyCallFailure(error: unknown): CallFailure {
     }
     case "slack_webapi_request_error":
       return { kind: "transient" };
+    case NOT_INSTALLED_CODE:
+      // The workspace removed the app: no call there can succeed until it is installed again.
+      return { kind: "permanent", reason: "not_installed" };
     case INVALID_RESPONSE_CODE:
       // Slack took the call (a post may exist): sending it again could do it twice.
       return { kind: "permanent", reason: "invalid_response" };

@@ -15,7 +15,8 @@ export interface ControlDeps extends Gatekeeping {
   settings: SettingsStore;
   logger: Logger;
   /** Links to replies for `status` (best effort). */
-  slack: Pick<SlackWebApi, "getPermalink">;
+  /** The Web API of a workspace. */
+  slack: (team: string) => Pick<SlackWebApi, "getPermalink">;
   /** `link`, `unlink`, `use` and their part of `status`; without it they are not offered. */
   people?: PeopleControlDeps;
 }
@@ -49,9 +50,10 @@ function usage(settings: RunSettings, problem?: string): string {
  * person who may not use the bot gets the same note as for a message, and nothing changes.
  */
 export function registerControls(app: BoltApp, deps: ControlDeps): void {
-  app.command("/assistant", async ({ command, ack, respond }) => {
+  app.command("/assistant", async ({ command, ack, respond, context }) => {
     const reply = (text: string) => ack({ response_type: "ephemeral", text });
-    const refusal = await deps.admission.check({
+    const team = await deps.installation.workspace(context);
+    const refusal = await deps.admission(team).check({
       user: command.user_id,
       team: command.team_id,
       enterprise: command.enterprise_id,
@@ -60,7 +62,6 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       await reply(REFUSAL_NOTES[refusal]);
       return;
     }
-    const team = await deps.installation.workspace();
     const key = { team, channel: command.channel_id, user: command.user_id };
     const current = deps.settings.get(key);
     const parsed = parseCommand(command.text ?? "");
@@ -133,7 +134,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
           const lookup = await settleWithin(
             Promise.all(
               mine.map(({ turn }) =>
-                deps.slack.getPermalink({
+                deps.slack(key.team).getPermalink({
                   channel: key.channel,
                   message_ts: turn.replyParts[0] ?? turn.messageTs,
                 }),
@@ -159,7 +160,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     }
   });
 
-  app.action(STOP_ACTION_ID, async ({ ack, body, action }) => {
+  app.action(STOP_ACTION_ID, async ({ ack, body, action, context }) => {
     await ack();
     const turnId = (action as { value?: unknown }).value;
     const user = body.user.id;
@@ -171,12 +172,12 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
     };
     // The stop may wait for the service; the press is acknowledged without waiting for it.
     void (async () => {
-      const refusal = await deps.admission.check({
+      const team = await deps.installation.workspace(context);
+      const refusal = await deps.admission(team).check({
         user,
         team: payload.user.team_id ?? payload.team?.id,
         enterprise: payload.team?.enterprise_id,
       });
-      const team = await deps.installation.workspace();
       if (refusal !== undefined) {
         if (channel) deps.notes.tell({ team, channel, user, text: REFUSAL_NOTES[refusal] });
         return;

@@ -38,7 +38,7 @@ const Press = z.object({
  * neither recorded nor answered.
  */
 export function registerFeedback(app: BoltApp, deps: FeedbackDeps): void {
-  app.action(FEEDBACK_ACTION_ID, async ({ ack, body, action }) => {
+  app.action(FEEDBACK_ACTION_ID, async ({ ack, body, action, context }) => {
     await ack();
     const press = Press.safeParse(body);
     const pressed = readFeedbackValue((action as { value?: unknown }).value);
@@ -49,12 +49,12 @@ export function registerFeedback(app: BoltApp, deps: FeedbackDeps): void {
     const { user, team: org, channel } = press.data;
     // The admission check may ask users.info: Slack has its acknowledgement already.
     void (async () => {
-      const refusal = await deps.admission.check({
+      const team = await deps.installation.workspace(context);
+      const refusal = await deps.admission(team).check({
         user: user.id,
         team: user.team_id ?? org?.id,
         enterprise: org?.enterprise_id,
       });
-      const team = await deps.installation.workspace();
       const where = { team, channel: channel.id, user: user.id };
       if (refusal !== undefined) {
         deps.notes.tell({ ...where, text: REFUSAL_NOTES[refusal] });

@@ -24,7 +24,8 @@ export interface LinkFormDeps extends Gatekeeping {
   check: (user: string, token: string) => Promise<TokenVerdict>;
   /** LINK_TOKEN_HELP: where a person gets their token. */
   help: string;
-  slack: Pick<SlackWebApi, "openView">;
+  /** The Web API of a workspace. */
+  slack: (team: string) => Pick<SlackWebApi, "openView">;
   logger: Logger;
   /** A person linked a token (their App Home is published again). */
   onLinked?: (owner: { team: string; user: string }) => void;
@@ -92,12 +93,13 @@ const UNREACHABLE =
  * confirmation. The token is in no answer, no log line and no message.
  */
 export function registerLinkForm(app: BoltApp, deps: LinkFormDeps): void {
-  app.view(LINK_VIEW_ID, async ({ ack, body, view }) => {
+  app.view(LINK_VIEW_ID, async ({ ack, body, view, context }) => {
     const token = (view.state.values[TOKEN_BLOCK]?.[TOKEN_ACTION]?.value ?? "").trim();
     const refuse = (text: string) =>
       ack({ response_action: "errors", errors: { [TOKEN_BLOCK]: text } });
     const user = body.user.id;
-    const refusal = await deps.admission.check({
+    const team = await deps.installation.workspace(context);
+    const refusal = await deps.admission(team).check({
       user,
       team: body.user.team_id ?? body.team?.id,
       enterprise: body.team?.enterprise_id,
@@ -110,7 +112,6 @@ export function registerLinkForm(app: BoltApp, deps: LinkFormDeps): void {
       deps.logger.info({ user, verdict }, "a token was not linked");
       return refuse(verdict === "refused" ? REFUSED : UNREACHABLE);
     }
-    const team = await deps.installation.workspace();
     deps.link({ team, user }, token);
     deps.logger.info({ user }, "a person linked their own token");
     await ack({ response_action: "update", view: linkedView() });

@@ -6,6 +6,7 @@ import type { BoltApp } from "./app.js";
 import { EventNotRecorded } from "./event-not-recorded.js";
 import { parseMessageEvent } from "./inbound-event.js";
 import { slackTextToPlain, stripBotMention } from "./inbound-text.js";
+import type { RequestPlace } from "./installation.js";
 import { mentionedUserIds, type UserDirectory } from "./user-directory.js";
 
 /** Told, only to the person, when a message of theirs is not queued (too many waiting). */
@@ -17,7 +18,8 @@ const NAME_LOOKUP_MS = 1_000;
 
 export interface ListenerDeps extends Gatekeeping {
   bridge: Bridge;
-  users: UserDirectory;
+  /** What Slack says of people, per workspace. */
+  users: (team: string) => UserDirectory;
   logger: Logger;
   onInbound?: (result: string) => void;
   /**
@@ -40,8 +42,14 @@ export interface ListenerDeps extends Gatekeeping {
  * and delivers the event again.
  */
 export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void {
-  const handle = async (event: unknown, body: unknown, botUserId: string | undefined) => {
-    const workspace = await deps.installation.workspace();
+  const handle = async (
+    event: unknown,
+    body: unknown,
+    context: RequestPlace & { botUserId?: string | undefined },
+  ) => {
+    const { botUserId } = context;
+    const workspace = await deps.installation.workspace(context);
+    const users = deps.users(workspace);
     const parsed = parseMessageEvent(event, workspace, botUserId);
     if (parsed.kind === "malformed") {
       deps.logger.warn({ issues: parsed.issues }, "dropped a malformed Slack event");
@@ -60,7 +68,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
       deps.logger.debug({ result: "ignored", channel, ts: inbound.ts }, "inbound message");
       return;
     }
-    const refusal = await deps.admission.check({
+    const refusal = await deps.admission(workspace).check({
       user,
       team: inbound.authorTeam,
       confirm: inExternallySharedChannel(body) && !authorTeamNamed,
@@ -90,9 +98,9 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);
     // Names of people not yet known are looked up (users.info), but never for long: the
     // acknowledgement waits for this listener, and an id is readable enough.
-    if (others.length > 0) await settleWithin(deps.users.resolve(others), NAME_LOOKUP_MS);
+    if (others.length > 0) await settleWithin(users.resolve(others), NAME_LOOKUP_MS);
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
-    const text = slackTextToPlain(withoutBot, { user: (id) => deps.users.name(id) }).trim();
+    const text = slackTextToPlain(withoutBot, { user: (id) => users.name(id) }).trim();
     let result: AcceptResult;
     try {
       result = deps.bridge.accept({ ...inbound, text });
@@ -112,10 +120,10 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
   };
 
   app.event("app_mention", async ({ event, context, body }) => {
-    await handle(event, body, context.botUserId);
+    await handle(event, body, context);
   });
   app.event("message", async ({ event, context, body }) => {
-    await handle(event, body, context.botUserId);
+    await handle(event, body, context);
   });
 }
 

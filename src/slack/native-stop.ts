@@ -33,14 +33,14 @@ const SessionStopped = z.object({
  * admitted when they asked; anyone else learns whose answer it is and changes nothing.
  */
 export function registerNativeStop(app: BoltApp, deps: NativeStopDeps): void {
-  app.event("agent_session_stopped", async ({ event }) => {
+  app.event("agent_session_stopped", async ({ event, context }) => {
     const parsed = SessionStopped.safeParse(event);
     if (!parsed.success) {
       deps.logger.warn({ issues: parsed.error.issues.length }, "dropped a malformed session stop");
       return;
     }
     const { channel, thread_ts: threadTs, user } = parsed.data;
-    const team = await deps.installation.workspace();
+    const team = await deps.installation.workspace(context);
     // The stop may wait for the service; Slack is acknowledged without waiting for it.
     void (async () => {
       const { result, asker } = await deps.bridge.stopTurnOf(team, channel, threadTs, user);

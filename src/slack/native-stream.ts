@@ -28,13 +28,15 @@ export class NativeStream implements ReplyStrategy {
    * stream is stopped (and marked) so that it can be edited.
    */
   async resume(target: ReplyTarget, recorder: ReplyRecorder): Promise<ReplyRenderer> {
-    const { channel, threadTs, turnId } = target;
+    const { team, channel, threadTs, turnId } = target;
     const parts = [...target.parts];
     if ((target.postsAttempted ?? parts.length) > parts.length) {
       const after = parts.at(-1) ?? target.askedTs ?? threadTs;
-      const found = await this.options.findUnmarked({ channel, threadTs, after }).catch(() => {
-        return undefined;
-      });
+      const found = await this.options
+        .findUnmarked({ team, channel, threadTs, after })
+        .catch(() => {
+          return undefined;
+        });
       if (found !== undefined) {
         parts.push(found);
         recorder.parts([...parts]);

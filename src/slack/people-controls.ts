@@ -14,7 +14,7 @@ export interface PeopleControlDeps {
   /** LINK_TOKEN_HELP. */
   help: string;
   /** views.open for the form; users.info says who is an admin or owner. */
-  slack: Pick<SlackWebApi, "openView" | "userInfo">;
+  slack: (team: string) => Pick<SlackWebApi, "openView" | "userInfo">;
   logger: Logger;
   /** A person's link or a channel's assistant changed (App Homes are published again). */
   onChanged?: (owner: { team: string; user: string }) => void;
@@ -47,7 +47,8 @@ export async function peopleCommand(
     case "link": {
       if (!deps.vault.enabled) return LINKING_OFF;
       // Not awaited: the trigger is answered at once; a form that cannot open is logged.
-      void deps.slack
+      void deps
+        .slack(place.team)
         .openView({ trigger_id: place.triggerId, view: linkForm(deps.help) })
         .catch((error: unknown) => {
           deps.logger.warn({ err: String(error) }, "could not open the link form");
@@ -89,7 +90,7 @@ async function useAssistant(
   }
   let admin: boolean;
   try {
-    admin = (await deps.slack.userInfo(place.user)).admin;
+    admin = (await deps.slack(place.team).userInfo(place.user)).admin;
   } catch (error) {
     deps.logger.warn({ err: String(error) }, "could not look up who may choose the assistant");
     return "Slack did not say whether you are a workspace admin, so nothing changed. Please try again.";

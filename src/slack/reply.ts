@@ -22,7 +22,8 @@ export interface ReplyClient {
 }
 
 export interface PacedEditsOptions {
-  client: ReplyClient;
+  /** The Web API of a workspace (its calls carry that workspace's bot token). */
+  client: (team: string) => ReplyClient;
   pacer: Pacer<ReplyPayload>;
   postGate: PostGate;
   onError?: (error: unknown, what: string) => void;
@@ -31,7 +32,7 @@ export interface PacedEditsOptions {
    * for a post that may have reached Slack unrecorded: a retry, or a part an earlier process
    * was posting when it stopped.
    */
-  findMessage: (where: MarkedMessageQuery) => Promise<string | undefined>;
+  findMessage: (where: MarkedMessageQuery & { team: string }) => Promise<string | undefined>;
   /**
    * How long a reply that is starting or working, with nothing to read yet, waits for its
    * first words before its first message is posted anyway, ms; default 0 (posted at once).
@@ -176,7 +177,8 @@ class PacedEditReply implements ReplyRenderer {
       const extra = this.parts.splice(bodies.length);
       this.recorder.parts([...this.parts]);
       for (const ts of extra) {
-        await this.options.client
+        await this.options
+          .client(this.target.team)
           .deleteMessage({ channel: this.target.channel, ts })
           .catch((error: unknown) => this.options.onError?.(error, "delete extra part"));
       }
@@ -214,9 +216,10 @@ class PacedEditReply implements ReplyRenderer {
         mayExist,
         post: () => {
           payload = typeof make === "function" ? make() : make;
-          return client.postMessage({ channel, thread_ts: threadTs, ...payload });
+          return client(team).postMessage({ channel, thread_ts: threadTs, ...payload });
         },
-        find: () => findMessage({ channel, threadTs, mark: replyMark(this.target.turnId, index) }),
+        find: () =>
+          findMessage({ team, channel, threadTs, mark: replyMark(this.target.turnId, index) }),
         onLookupRefused: (error) => onError?.(error, "look for a reply message"),
       },
     );

@@ -29,7 +29,8 @@ export interface ShortcutDeps extends Gatekeeping {
   bridge: Bridge;
   logger: Logger;
   /** Opens the question modal. */
-  slack: Pick<SlackWebApi, "openView">;
+  /** The Web API of a workspace. */
+  slack: (team: string) => Pick<SlackWebApi, "openView">;
   /**
    * Posts the question visibly in the thread (through the post gate, like every reply);
    * resolves with its ts, or throws the Web API client's error.
@@ -64,12 +65,12 @@ const Metadata = z.object({
  * that may not post in this channel says so in the modal instead of failing silently.
  */
 export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
-  app.shortcut<MessageShortcut>(ASK_SHORTCUT_ID, async ({ ack, shortcut }) => {
+  app.shortcut<MessageShortcut>(ASK_SHORTCUT_ID, async ({ ack, shortcut, context }) => {
     await ack();
+    const team = await deps.installation.workspace(context);
     // A person who may not use the bot gets the note instead of the modal.
-    const refusal = await deps.admission.check(authorOf(shortcut));
+    const refusal = await deps.admission(team).check(authorOf(shortcut));
     if (refusal !== undefined) {
-      const team = await deps.installation.workspace();
       const { id: user } = shortcut.user;
       deps.notes.tell({ team, channel: shortcut.channel.id, user, text: REFUSAL_NOTES[refusal] });
       return;
@@ -81,7 +82,8 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       messageTs: message.ts,
     };
     // Not awaited: Slack gets its acknowledgement while the modal opens.
-    void deps.slack
+    void deps
+      .slack(team)
       .openView({
         trigger_id: shortcut.trigger_id,
         view: questionModal(metadata, message.user, message.text ?? ""),
@@ -91,7 +93,7 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       });
   });
 
-  app.view(ASK_VIEW_ID, async ({ ack, body, view }) => {
+  app.view(ASK_VIEW_ID, async ({ ack, body, view, context }) => {
     const metadata = Metadata.safeParse(parseJson(view.private_metadata));
     const question = (view.state.values[QUESTION_BLOCK]?.[QUESTION_ACTION]?.value ?? "").trim();
     const refuse = (text: string) =>
@@ -107,13 +109,13 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
     }
     // Checked again here, where the work starts (a modal can be submitted by anyone holding it).
     const author = authorOf(body);
-    const refusal = await deps.admission.check(author);
+    const team = await deps.installation.workspace(context);
+    const refusal = await deps.admission(team).check(author);
     if (refusal !== undefined) {
       await refuse(REFUSAL_NOTES[refusal]);
       return;
     }
     const { channel, threadTs } = metadata.data;
-    const team = await deps.installation.workspace();
     const user = body.user.id;
     const posting = deps.postQuestion({ team, channel, threadTs }, askedText(user, question));
     const early = await settleWithin(posting, deps.ackWithinMs ?? 2_000);

@@ -23,6 +23,8 @@ import type { SlackWebApi } from "./web-api.js";
 
 /** Where to look for a stream whose start Slack may have taken without the bot learning its ts. */
 export interface UnmarkedQuery {
+  /** The workspace: the look-up carries its bot token. */
+  team: string;
   channel: string;
   threadTs: string;
   /** The message it follows (the previous part, or the question). */
@@ -30,7 +32,8 @@ export interface UnmarkedQuery {
 }
 
 export interface NativeStreamOptions {
-  slack: Pick<SlackWebApi, "startStream" | "appendStream" | "stopStream">;
+  /** The Web API of a workspace (its calls carry that workspace's bot token). */
+  slack: (team: string) => Pick<SlackWebApi, "startStream" | "appendStream" | "stopStream">;
   gate: StreamGate;
   /** How a reply goes on once it stops streaming, and how every reply ends: paced edits. */
   edits: ReplyStrategy;
@@ -81,7 +84,7 @@ export async function stopQuietly(
   const { team, channel, turnId } = target;
   try {
     await options.gate.stops.post({ team, channel, lane: ts }, () =>
-      options.slack.stopStream({ channel, ts, metadata: replyMark(turnId, index) }),
+      options.slack(team).stopStream({ channel, ts, metadata: replyMark(turnId, index) }),
     );
     return undefined;
   } catch (error) {
@@ -215,7 +218,9 @@ export class StreamReply implements ReplyRenderer {
       if (plan.chunks.length > 0) {
         // Slack's idle time runs from when it got the append: the renewal is timed from here.
         this.arm();
-        await this.options.slack.appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
+        await this.options
+          .slack(team)
+          .appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
       }
       this.commit(stream, plan);
     });
@@ -240,7 +245,7 @@ export class StreamReply implements ReplyRenderer {
     const index = this.parts.length;
     const draft = { ...at, sent: 0, cards: new Map<string, Card>() };
     const after = this.parts.at(-1) ?? this.target.askedTs ?? threadTs;
-    const find = () => this.options.findUnmarked({ channel, threadTs, after });
+    const find = () => this.options.findUnmarked({ team, channel, threadTs, after });
     let built: Plan | undefined;
     this.recorder.posting(index);
     let ts: string;
@@ -252,7 +257,7 @@ export class StreamReply implements ReplyRenderer {
           post: () => {
             built = this.plan(draft, true) as Plan;
             this.arm();
-            return this.options.slack.startStream({
+            return this.options.slack(team).startStream({
               channel,
               thread_ts: threadTs,
               recipient_user_id: asker ?? "",

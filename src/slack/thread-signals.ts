@@ -21,8 +21,8 @@ export interface ThreadSignalsOptions<P> {
   scheduler: CallScheduler;
   /** The Slack method: its budget is its own, apart from every other method's. */
   method: string;
-  /** Makes the call. */
-  send: (payload: P) => Promise<unknown>;
+  /** Makes the call, in the workspace `team`. */
+  send: (payload: P, team: string) => Promise<unknown>;
   /** Sustained calls per minute per workspace (> 0). */
   perMinute: number;
   /** Calls a workspace may make back to back (>= 1). */
@@ -46,7 +46,7 @@ type Settle = (landed: boolean) => void;
 
 /** What every lane of one policy shares. */
 interface LaneRules<P> {
-  send: (payload: P) => Promise<unknown>;
+  send: (payload: P, team: string) => Promise<unknown>;
   retentionMs: number;
   retries: number;
   refreshMs: ((payload: P) => number | undefined) | undefined;
@@ -68,6 +68,7 @@ class SignalLane<P> implements Lane {
   private lastCall: number;
 
   constructor(
+    private readonly team: string,
     private readonly rules: LaneRules<P>,
     private readonly onGiveUp: (error: unknown, value: Value<P>) => void,
     now: number,
@@ -95,7 +96,7 @@ class SignalLane<P> implements Lane {
     };
     this.wanted = undefined;
     this.lastCall = now;
-    return this.rules.send(this.sending.payload);
+    return this.rules.send(this.sending.payload, this.team);
   }
 
   landed(_value: unknown, now: number): void {
@@ -229,6 +230,7 @@ export class ThreadSignals<P> {
       key,
       () =>
         new SignalLane<P>(
+          team,
           this.rules,
           (error, value) => this.gaveUp(team, error, value.payload),
           now,

@@ -204,11 +204,22 @@ export interface SlackWebApi {
   stopStream(args: StopStreamArgs): Promise<void>;
 }
 
-/** The bot's Web API calls over a WebClient (the Bolt app's, which carries the bot token). */
-export function slackWebApi(client: WebClient): SlackWebApi {
+/** The Web API of each workspace: its calls carry the bot token of that workspace's installation. */
+export type SlackApis = (team: string) => SlackWebApi;
+
+/**
+ * The bot's Web API calls over a WebClient (the Bolt app's). Without `token` the client's
+ * own bot token is used (one workspace, SLACK_BOT_TOKEN); with it, every call carries the
+ * token it gives at the time of the call (an installation's, many workspaces), which throws
+ * when the workspace has none any more.
+ */
+export function slackWebApi(client: WebClient, token?: () => string): SlackWebApi {
+  /** The token argument of one call, read as it is made. */
+  const auth = (): { token?: string } => (token === undefined ? {} : { token: token() });
   return {
     async postMessage({ unfurl_links = false, unfurl_media = false, ...message }) {
       const answer = await client.chat.postMessage({
+        ...auth(),
         ...quietMessage(message),
         unfurl_links,
         unfurl_media,
@@ -217,24 +228,28 @@ export function slackWebApi(client: WebClient): SlackWebApi {
     },
 
     async updateMessage(args) {
-      await client.chat.update(quietMessage(args));
+      await client.chat.update({ ...auth(), ...quietMessage(args) });
     },
 
     async deleteMessage(args) {
-      await client.chat.delete(args);
+      await client.chat.delete({ ...auth(), ...args });
     },
 
     async postEphemeral(args) {
-      await client.chat.postEphemeral(quietMessage(args));
+      await client.chat.postEphemeral({ ...auth(), ...quietMessage(args) });
     },
 
     async getPermalink(args) {
-      const answer = await client.chat.getPermalink(args);
+      const answer = await client.chat.getPermalink({ ...auth(), ...args });
       return parseResponse("chat.getPermalink", Permalink, answer).permalink;
     },
 
     async userInfo(user) {
-      const answer = parseResponse("users.info", UserInfo, await client.users.info({ user }));
+      const answer = parseResponse(
+        "users.info",
+        UserInfo,
+        await client.users.info({ ...auth(), user }),
+      );
       const { name, real_name, profile, team_id, enterprise_user } = answer.user;
       // The first name that is set: an empty display name means "use the real name".
       const shown = [profile?.display_name, profile?.real_name, real_name, name].find(
@@ -252,11 +267,11 @@ export function slackWebApi(client: WebClient): SlackWebApi {
     },
 
     async replies(args) {
-      return readRepliesPage(await client.conversations.replies(args));
+      return readRepliesPage(await client.conversations.replies({ ...auth(), ...args }));
     },
 
     async authTest() {
-      const answer = parseResponse("auth.test", AuthTest, await client.auth.test());
+      const answer = parseResponse("auth.test", AuthTest, await client.auth.test(auth()));
       return {
         userId: answer.user_id,
         botId: answer.bot_id,
@@ -267,17 +282,18 @@ export function slackWebApi(client: WebClient): SlackWebApi {
     },
 
     async openView(args) {
-      await client.views.open(args);
+      await client.views.open({ ...auth(), ...args });
     },
 
     async publishView(args) {
-      await client.views.publish(args);
+      await client.views.publish({ ...auth(), ...args });
     },
 
     // The agent surface's words (status lines, titles, prompts) are shown by Slack, so they
     // leave quiet too, whoever wrote them: a question's text, an operator's prompts.
     async setThreadStatus({ status, loading_messages, ...where }) {
       await client.assistant.threads.setStatus({
+        ...auth(),
         ...where,
         status: quietMarkdown(status),
         ...(loading_messages && { loading_messages: loading_messages.map(quietMarkdown) }),
@@ -286,6 +302,7 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async setSuggestedPrompts({ title, prompts, ...where }) {
       await client.assistant.threads.setSuggestedPrompts({
+        ...auth(),
         ...where,
         ...(title !== undefined && { title: quietMarkdown(title) }),
         prompts: prompts.map((p) => ({
@@ -297,27 +314,28 @@ export function slackWebApi(client: WebClient): SlackWebApi {
 
     async setSessionStatus({ title, ...args }) {
       await client.agents.sessions.setStatus({
+        ...auth(),
         ...args,
         ...(title !== undefined && { title: quietMarkdown(title) }),
       });
     },
 
     async renameSession({ title, ...where }) {
-      await client.agents.sessions.rename({ ...where, title: quietMarkdown(title) });
+      await client.agents.sessions.rename({ ...auth(), ...where, title: quietMarkdown(title) });
     },
 
     async startStream(args) {
-      const answer = await client.chat.startStream(quietMessage(args));
+      const answer = await client.chat.startStream({ ...auth(), ...quietMessage(args) });
       return { ts: parseResponse("chat.startStream", PostedMessage, answer).ts };
     },
 
     async appendStream(args) {
-      await client.chat.appendStream(quietMessage(args));
+      await client.chat.appendStream({ ...auth(), ...quietMessage(args) });
     },
 
     async stopStream(args) {
       // It carries no text: what the message shows was quieted as it was streamed.
-      await client.chat.stopStream(args);
+      await client.chat.stopStream({ ...auth(), ...args });
     },
   };
 }

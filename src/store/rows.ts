@@ -1,5 +1,11 @@
 import type { RunSettings } from "../service/schemas.js";
-import type { Conversation, Feedback, FeedbackValue, SealedToken } from "./stores.js";
+import type {
+  Conversation,
+  Feedback,
+  FeedbackValue,
+  SealedToken,
+  StoredInstallation,
+} from "./stores.js";
 
 /**
  * Rows as SQLite and PostgreSQL both hold them (the same columns, `snake_case`), and what each
@@ -76,3 +82,32 @@ export function toSettings(row: SettingsRow | undefined): RunSettings {
   if (row?.max_steps) settings.maxSteps = row.max_steps;
   return settings;
 }
+
+/** A row of `installations` (SQLite and PostgreSQL alike). */
+export interface InstallationRow {
+  enterprise: string;
+  team: string;
+  team_name: string | null;
+  enterprise_name: string | null;
+  app_id: string | null;
+  bot_user_id: string;
+  bot_id: string;
+  bot_scopes: string;
+  sealed_bot_token: Buffer;
+  installer_user_id: string | null;
+  installed_at: number;
+}
+
+export const toInstallation = (r: InstallationRow): StoredInstallation => ({
+  enterprise: r.enterprise,
+  team: r.team,
+  teamName: r.team_name,
+  enterpriseName: r.enterprise_name,
+  appId: r.app_id,
+  botUserId: r.bot_user_id,
+  botId: r.bot_id,
+  botScopes: r.bot_scopes === "" ? [] : r.bot_scopes.split(","),
+  sealedBotToken: r.sealed_bot_token,
+  installerUserId: r.installer_user_id,
+  installedAt: r.installed_at,
+});

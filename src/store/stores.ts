@@ -218,6 +218,63 @@ export interface LeaseStore {
   heldBy(holder: string): number;
 }
 
+/**
+ * Which installation: a workspace (its team id, and its Enterprise org's id or "" outside
+ * one) or a whole org installed at once (org-wide: the org's id, and team "").
+ */
+export interface InstallationKey {
+  enterprise: string;
+  team: string;
+}
+
+/**
+ * One installation of the app (the OAuth install flow, several workspaces): who the bot is
+ * there and its bot token, sealed (slack/bot-token-seal.ts: AES-256-GCM under
+ * TOKEN_ENCRYPTION_KEY, bound to its key below): the store never holds a token in clear.
+ */
+export interface StoredInstallation extends InstallationKey {
+  teamName: string | null;
+  enterpriseName: string | null;
+  /** The Slack app it is an installation of. */
+  appId: string | null;
+  botUserId: string;
+  botId: string;
+  /** The bot scopes granted. */
+  botScopes: string[];
+  /** The bot token, sealed. */
+  sealedBotToken: Buffer;
+  /** Who installed it. */
+  installerUserId: string | null;
+  /** When it was (last) installed, epoch ms on the store's clock. */
+  installedAt: number;
+}
+
+/** Where an event or request comes from: its workspace, and its org when it has one. */
+export interface InstallationQuery {
+  team?: string | undefined;
+  enterprise?: string | undefined;
+}
+
+/**
+ * The app's installations, one per workspace or org-wide org. With SLACK_BOT_TOKEN alone
+ * (one workspace) it stays empty.
+ */
+export interface InstallationStore {
+  /** Keeps an installation now, replacing the one of the same key (a reinstall) or team. */
+  put(installation: Omit<StoredInstallation, "installedAt">): StoredInstallation;
+  /**
+   * The installation serving a workspace: its own, else the org-wide installation of its
+   * org (which answers for every workspace of the org). Asked with only an org: the org-wide one.
+   */
+  find(query: InstallationQuery): StoredInstallation | undefined;
+  /** Forgets it (app_uninstalled, tokens_revoked); whether there was one. */
+  remove(key: InstallationKey): boolean;
+  /** Every installation, oldest install first. */
+  list(): StoredInstallation[];
+  /** Replaces the sealed bot tokens of these installations, all or none (key rotation). */
+  reseal(rows: readonly (InstallationKey & { sealedBotToken: Buffer })[]): void;
+}
+
 /** Everything the bot keeps, and how to reach and release it. */
 export interface Stores {
   conversations: ConversationStore;
@@ -227,6 +284,7 @@ export interface Stores {
   linkedTokens: LinkedTokenStore;
   assistantChoices: AssistantChoiceStore;
   leases: LeaseStore;
+  installations: InstallationStore;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
   close(): void;

@@ -36,7 +36,7 @@ const BUDGETS = {
  * with a budget of its own, so none of them costs an edit.
  */
 export function wireAgentSurface(
-  slack: SlackWebApi,
+  slack: (team: string) => SlackWebApi,
   scheduler: CallScheduler,
   metrics: Metrics,
   logger: Logger,
@@ -44,7 +44,7 @@ export function wireAgentSurface(
   const signals = <P>(
     method: string,
     budget: { perMinute: number; burst: number },
-    send: (payload: P) => Promise<unknown>,
+    send: (payload: P, team: string) => Promise<unknown>,
     more: { refreshMs?: (payload: P) => number | undefined; retentionMs?: number } = {},
   ) =>
     new ThreadSignals<P>({
@@ -66,24 +66,24 @@ export function wireAgentSurface(
   const statuses = signals<ThreadStatusArgs>(
     "assistant.threads.setStatus",
     BUDGETS.status,
-    (args) => slack.setThreadStatus(args),
+    (args, team) => slack(team).setThreadStatus(args),
     { refreshMs: (args) => (args.status === "" ? undefined : STATUS_REFRESH_MS) },
   );
   const sessionStates = signals<SessionStatusArgs>(
     "agents.sessions.setStatus",
     BUDGETS.session,
-    (args) => slack.setSessionStatus(args),
+    (args, team) => slack(team).setSessionStatus(args),
   );
   const sessionTitles = signals<{ channel_id: string; thread_ts: string; title: string }>(
     "agents.sessions.rename",
     BUDGETS.rename,
-    (args) => slack.renameSession(args),
+    (args, team) => slack(team).renameSession(args),
   );
   // Kept a minute: reopening the tab at once costs nothing, a new conversation later is offered them again.
   const prompts = signals<SuggestedPromptsArgs>(
     "assistant.threads.setSuggestedPrompts",
     BUDGETS.prompts,
-    (args) => slack.setSuggestedPrompts(args),
+    (args, team) => slack(team).setSuggestedPrompts(args),
     { retentionMs: 60_000 },
   );
   return {

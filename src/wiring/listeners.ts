@@ -60,7 +60,7 @@ export function registerListeners(app: BoltApp, parts: ListenerParts): void {
     listThreads: (filter, credential) =>
       parts.service.listThreads(filter, { ...(credential && { credential }), maxPages: 10 }),
     slack: slack.slack,
-    whoAmI: () => installation.whoAmI(),
+    whoAmI: (team) => installation.whoAmI(team),
     help,
     logger,
     ...trust,

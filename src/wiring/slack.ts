@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type { ReplyTarget } from "../bridge/ports.js";
+import type { ReplyTarget, ThreadHistory } from "../bridge/ports.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { Admission } from "../slack/admission.js";
 import { WithAgentSurface } from "../slack/agent-surface.js";
-import type { BoltApp } from "../slack/app.js";
-import { Installation } from "../slack/installation.js";
+import type { Workspaces } from "../slack/installation.js";
 import { questionMark } from "../slack/message-mark.js";
 import { NativeStream } from "../slack/native-stream.js";
 import { NoteGate } from "../slack/note-gate.js";
@@ -21,7 +20,6 @@ import { CallScheduler } from "../slack/scheduler.js";
 import { StreamGate } from "../slack/stream-gate.js";
 import { SlackThreadHistory } from "../slack/thread-history.js";
 import { UserDirectory } from "../slack/user-directory.js";
-import { slackWebApi } from "../slack/web-api.js";
 import type { Clock } from "../time.js";
 import { wireAgentSurface } from "./agent-surface.js";
 
@@ -42,18 +40,19 @@ export interface SlackHooks {
 const FIRST_WORDS_WAIT_MS = 1_500;
 
 export function wireSlack(
-  app: BoltApp,
+  workspaces: Workspaces,
   config: Config,
   clock: Clock,
   metrics: Metrics,
   logger: Logger,
   hooks: SlackHooks = {},
 ) {
-  const slack = slackWebApi(app.client);
+  // Every call goes to the Web API of the workspace it concerns, with that workspace's token.
+  const slack = (team: string) => workspaces.slack(team);
   const scheduler = new CallScheduler({ clock });
   const pacer = new Pacer<ReplyPayload>(
     (target, payload) =>
-      slack.updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
+      slack(target.team).updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
     {
       scheduler,
       updatesPerMinute: config.slack.updatesPerMinute,
@@ -73,7 +72,7 @@ export function wireSlack(
     client: slack,
     pacer,
     postGate,
-    findMessage: (where) => findMarkedMessage(slack, where),
+    findMessage: (where) => findMarkedMessage(slack(where.team), where),
     onError,
     // With Slack's agent surface the status line says the assistant is working, so an edited
     // reply's first message may wait a moment for the first words to ride on it.
@@ -93,8 +92,10 @@ export function wireSlack(
         clock,
         firstWordsWaitMs: FIRST_WORDS_WAIT_MS,
         findUnmarked: async (where) => {
-          const { botId } = await installation.whoAmI();
-          return botId === undefined ? undefined : findUnmarkedReply(slack, { ...where, botId });
+          const { botId } = await workspaces.whoAmI(where.team);
+          return botId === undefined
+            ? undefined
+            : findUnmarkedReply(slack(where.team), { ...where, botId });
         },
         ...(hooks.onStreamStopped && { onStoppedByUser: hooks.onStreamStopped }),
         onRefused: (target, reason) => {
@@ -120,8 +121,11 @@ export function wireSlack(
   const replies = new WithAgentSurface(choice, agent);
   const notes = new NoteGate({
     scheduler,
-    send: ({ threadTs, ...note }) =>
-      slack.postEphemeral({ ...note, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) }),
+    send: ({ team, threadTs, ...note }) =>
+      slack(team).postEphemeral({
+        ...note,
+        ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+      }),
     onFailed: (note, error) =>
       logger.warn({ err: errorText(error), channel: note.channel }, "could not post a note"),
   });
@@ -136,28 +140,48 @@ export function wireSlack(
       { team, channel },
       {
         postGate,
-        post: () => slack.postMessage({ channel, thread_ts: threadTs, text, metadata: mark }),
-        find: () => findMarkedMessage(slack, { channel, threadTs, mark }),
+        post: () => slack(team).postMessage({ channel, thread_ts: threadTs, text, metadata: mark }),
+        find: () => findMarkedMessage(slack(team), { channel, threadTs, mark }),
         onLookupRefused: (error) =>
           logger.warn({ err: errorText(error) }, "could not look for a posted question"),
       },
     );
     return posted.ts;
   };
-  const users = new UserDirectory({ lookup: (id) => slack.userInfo(id), now: () => clock.now() });
-  const installation = new Installation(() => slack.authTest());
-  const admission = new Admission({
-    ...config.trust,
-    installation,
-    people: users,
-    clock,
-    logger,
-  });
-  const history = new SlackThreadHistory({
-    client: { replies: (args) => slack.replies(args), whoAmI: () => installation.whoAmI() },
-    users,
-    clock,
-  });
+  // What Slack says of people, asked with the token of the workspace they are seen in.
+  const users = perWorkspace(
+    (team) =>
+      new UserDirectory({
+        lookup: (id) => slack(team).userInfo(id),
+        now: () => clock.now(),
+      }),
+  );
+  // Who may ask: ALLOWED_TEAM_IDS, else each workspace's own people (and its org's).
+  const admission = perWorkspace(
+    (team) =>
+      new Admission({
+        ...config.trust,
+        installation: { whoAmI: () => workspaces.whoAmI(team) },
+        people: users(team),
+        clock,
+        logger,
+      }),
+  );
+  // Each workspace's conversations.replies budget is its own, as Slack counts it.
+  const histories = perWorkspace(
+    (team) =>
+      new SlackThreadHistory({
+        client: {
+          replies: (args) => slack(team).replies(args),
+          whoAmI: () => workspaces.whoAmI(team),
+        },
+        users: users(team),
+        clock,
+      }),
+  );
+  const history: ThreadHistory = {
+    read: (request, signal) => histories(request.team).read(request, signal),
+  };
   return {
     slack,
     scheduler,
@@ -168,10 +192,23 @@ export function wireSlack(
     native,
     postQuestion,
     users,
-    installation,
+    installation: workspaces,
     admission,
     history,
     agent,
+  };
+}
+
+/** One `T` per workspace, made the first time the workspace needs it. */
+function perWorkspace<T>(make: (team: string) => T): (team: string) => T {
+  const made = new Map<string, T>();
+  return (team) => {
+    let value = made.get(team);
+    if (value === undefined) {
+      value = make(team);
+      made.set(team, value);
+    }
+    return value;
   };
 }
 

@@ -24,6 +24,9 @@ const CONTRACT_VARIABLES = [
   "ASSISTANT_ID",
   "DATABASE_PATH",
   "LOG_LEVEL",
+  "SLACK_CLIENT_ID",
+  "SLACK_CLIENT_SECRET",
+  "SLACK_STATE_SECRET",
 ];
 
 /** Settings as the file sets them (the way `process.loadEnvFile` reads it). */
@@ -52,7 +55,12 @@ describe(".env.example", () => {
   });
 
   it("names only variables the bot reads", () => {
-    const source = ["src/config.ts", "src/config-people.ts", "src/config-database.ts"]
+    const source = [
+      "src/config.ts",
+      "src/config-people.ts",
+      "src/config-database.ts",
+      "src/config-oauth.ts",
+    ]
       .map((file) => readFileSync(join(ROOT, file), "utf8"))
       .join("\n");
     for (const name of [...Object.keys(active), ...Object.keys(commented)]) {

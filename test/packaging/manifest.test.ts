@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BOT_SCOPES } from "../../src/slack/bot-scopes.js";
 import { readManifestYaml, type Yaml } from "../support/manifest-yaml.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -86,6 +87,10 @@ describe("manifest.yml", () => {
     const missing = called.filter((method) => !scopes.includes(SCOPE_OF_METHOD[method] as string));
     expect(missing).toEqual([]);
     expect(scopes).toEqual(expect.arrayContaining(["app_mentions:read", "commands", "im:history"]));
+  });
+
+  it("grants exactly the scopes the OAuth install flow asks for", () => {
+    expect(at("oauth_config", "scopes", "bot")).toEqual(BOT_SCOPES);
   });
 
   it("keeps the command, the shortcut, interactivity and Socket Mode", () => {

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RotationRefused, rotateTokenKey } from "../../src/people/key-rotation.js";
+import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people/key-rotation.js";
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
+import { openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import { tempFolder } from "../support/temp-folder.js";
@@ -43,6 +44,44 @@ describe("key rotation", () => {
     const sealed = stores.linkedTokens.all().map((t) => t.sealed);
     expect(() => rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toThrow(RotationRefused);
     expect(stores.linkedTokens.all().map((t) => t.sealed)).toEqual(sealed);
+  });
+
+  it("moves the installations' bot tokens too, or nothing when one opens under neither key", () => {
+    const stores = memoryStores();
+    const [oldKey, newKey, stray] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    const install = (team: string, key: Buffer, token: string) =>
+      stores.installations.put({
+        enterprise: "",
+        team,
+        teamName: null,
+        enterpriseName: null,
+        appId: null,
+        botUserId: "UBOT",
+        botId: "BBOT",
+        botScopes: [],
+        sealedBotToken: sealBotToken(key, { enterprise: "", team }, token),
+        installerUserId: null,
+      });
+    new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
+      { team: "T1", user: "U0ALICE" },
+      "pat-a-1",
+    );
+    install("T1", oldKey, "xoxb-one");
+    install("T2", stray, "xoxb-two");
+    const before = stores.installations.list().map((i) => i.sealedBotToken);
+    expect(() => rotateAllKeys(stores, oldKey, newKey)).toThrow(RotationRefused);
+    expect(stores.installations.list().map((i) => i.sealedBotToken)).toEqual(before);
+    expect(stores.linkedTokens.all()).toHaveLength(1);
+
+    install("T2", oldKey, "xoxb-two");
+    expect(rotateAllKeys(stores, oldKey, newKey)).toEqual({
+      linked: { rotated: 1, already: 0 },
+      bots: { rotated: 2, already: 0 },
+    });
+    const opened = stores.installations
+      .list()
+      .map((i) => openBotToken(newKey, i, i.sealedBotToken));
+    expect(opened).toEqual(["xoxb-one", "xoxb-two"]);
   });
 
   it("runs as `npm run rotate-key` on the database file, printing counts and never a token", () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { Admission, type AdmissionOptions } from "../../src/slack/admission.js";
-import { Installation } from "../../src/slack/installation.js";
 import { type KnownPerson, UserDirectory } from "../../src/slack/user-directory.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -28,12 +27,14 @@ function setup(
       return person;
     },
   });
-  const installation = new Installation(async () => ({
-    userId: "UBOT",
-    botId: "BBOT",
-    teamId: WORKSPACE,
-    enterpriseId: options.enterprise,
-  }));
+  const installation = {
+    whoAmI: async () => ({
+      userId: "UBOT",
+      botId: "BBOT",
+      teamId: WORKSPACE,
+      enterpriseId: options.enterprise,
+    }),
+  };
   const admission = new Admission({
     allowedTeamIds: undefined,
     allowGuests: true,

@@ -70,7 +70,7 @@ function setup(
     { scheduler, updatesPerMinute: 600, burst: 10 },
   );
   const strategy = new PacedEdits({
-    client,
+    client: () => client,
     pacer,
     postGate: new PostGate({ scheduler, retryDelayMs: 100 }),
     findMessage: async ({ mark }) => {

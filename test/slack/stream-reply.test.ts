@@ -90,14 +90,14 @@ function setup(options: Options = {}) {
     { scheduler, updatesPerMinute: 600, burst: 10 },
   );
   const edits = new PacedEdits({
-    client: {
+    client: () => ({
       postMessage: async (args) => {
         const ts = `9.${++next}`;
         call("post", `post ${ts} ${args.text}`);
         return { ts };
       },
       deleteMessage: async (args) => call("delete", `delete ${args.ts}`),
-    },
+    }),
     pacer,
     postGate: new PostGate({ scheduler }),
     findMessage: async () => undefined,
@@ -105,7 +105,7 @@ function setup(options: Options = {}) {
   const stopped: string[] = [];
   const refused: string[] = [];
   const native = new NativeStream({
-    slack,
+    slack: () => slack,
     gate: new StreamGate({
       scheduler,
       ...(options.startsPerMinute ? { startsPerMinute: options.startsPerMinute } : {}),

@@ -122,6 +122,7 @@ describe("the PostgreSQL stores", () => {
       "conversation_leases",
       "conversations",
       "feedback",
+      "installations",
       "linked_tokens",
       "schema_version",
       "settings",

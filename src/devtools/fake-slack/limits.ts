@@ -132,6 +132,11 @@ export class RateLimits {
     return { allowed: true };
   }
 
+  /** Calls of `method` counted in the window ending at `now` (ms): what its budget has spent. */
+  spent(method: string, now: number): number {
+    return this.windowAt(method, now).length;
+  }
+
   reset(): void {
     this.windows.clear();
     this.buckets.clear();

@@ -81,6 +81,8 @@ export interface Workspace {
   readonly streamsRefused: Set<string>;
   /** A fresh Socket Mode URL, or undefined when the fake runs without Socket Mode. */
   socketUrl(): string | undefined;
+  /** What `auth.test` answers for the bot token of this workspace. */
+  authTest(): SlackBody;
 }
 
 /** Which kind of token the call carried; its value is never kept. */
@@ -359,17 +361,7 @@ function connectionsOpen(ws: Workspace): SlackBody {
 }
 
 const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody> = {
-  "auth.test": (ws) => ({
-    ok: true,
-    url: "https://fake.slack/",
-    team: "Fake Workspace",
-    user: ws.users.get(ws.botUserId)?.name ?? "bot",
-    team_id: ws.teamId,
-    user_id: ws.botUserId,
-    bot_id: ws.botId,
-    ...(ws.enterpriseId === undefined ? {} : { enterprise_id: ws.enterpriseId }),
-    is_enterprise_install: false,
-  }),
+  "auth.test": (ws) => ws.authTest(),
   "chat.postMessage": postMessage,
   "chat.update": update,
   "chat.postEphemeral": postEphemeral,

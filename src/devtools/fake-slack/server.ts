@@ -8,25 +8,19 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { agentSessionStopped } from "../agent-events.js";
-import {
-  AgentState,
-  type AssistantView,
-  type PromptsState,
-  type SessionState,
-  STATUS_TTL_MS,
-  type StatusLineState,
-  threadKey,
+import { appUninstalled, tokensRevoked } from "../install-events.js";
+import { eventEnvelope, type Payload } from "../slack-events.js";
+import type {
+  AssistantView,
+  PromptsState,
+  SessionState,
+  StatusLineState,
 } from "./agent-methods.js";
-import { type MessageContent, visibleText } from "./blocks.js";
+import type { MessageContent } from "./blocks.js";
 import { type FailOptions, FaultQueue } from "./faults.js";
-import { type MethodLimits, RateLimits } from "./limits.js";
-import {
-  type MessageChange,
-  MessageStore,
-  type SeedMessage,
-  type StoredMessage,
-  type StreamState,
-} from "./messages.js";
+import { type FakeOAuthApp, Installs, type NewInstall } from "./installs.js";
+import type { MethodLimits } from "./limits.js";
+import type { MessageChange, SeedMessage, StoredMessage, StreamState } from "./messages.js";
 import {
   type Args,
   callMethod,
@@ -35,20 +29,28 @@ import {
   type SeedUser,
   type SlackBody,
   type ThreadStatus,
-  type TokenKind,
-  type Workspace,
 } from "./methods.js";
 import { type SocketModeServer, startSocketModeServer } from "./socket-mode-server.js";
-import { stopAsUser, streamOf } from "./streams.js";
 import type { ViewState } from "./views.js";
 import { Waiters } from "./waiters.js";
-import { decodeArgs, readBody, sendJson as send, tokenKind } from "./wire.js";
+import {
+  basicCredentials,
+  decodeArgs,
+  readBody,
+  sendJson as send,
+  tokenKind,
+  tokenOf,
+} from "./wire.js";
+import { FakeWorkspace, type WorkspaceIdentity } from "./workspace.js";
 
 export type {
   AssistantView,
   EphemeralMessage,
   FailOptions,
+  FakeOAuthApp,
+  FakeWorkspace,
   MessageChange,
+  NewInstall,
   OpenedView,
   PromptsState,
   SeedMessage,
@@ -60,15 +62,23 @@ export type {
 };
 
 export interface FakeSlackOptions {
-  /** Default "T0001". */
+  /** The first workspace's id. Default "T0001". */
   teamId?: string;
-  /** The workspace's Enterprise org (`auth.test` enterprise_id); default none. */
+  /** The first workspace's Enterprise org (`auth.test` enterprise_id); default none. */
   enterpriseId?: string;
-  /** The bot's user id (`auth.test` user_id). Default "UBOT". */
+  /** The bot's user id in the first workspace (`auth.test` user_id). Default "UBOT". */
   botUserId?: string;
-  /** The bot's bot id, stamped on its messages. Default "BBOT". */
+  /** The bot's bot id in the first workspace, stamped on its messages. Default "BBOT". */
   botId?: string;
-  /** Per-method overrides of the rate tiers, in calls per minute. */
+  /**
+   * The first workspace's bot token. Default none: the first workspace serves every token
+   * that no install issued (so a test need not know the bot's). When set, any other unknown
+   * token is answered `invalid_auth`.
+   */
+  botToken?: string;
+  /** The app's OAuth credentials, which `oauth.v2.access` checks; default none (it refuses). */
+  oauth?: FakeOAuthApp;
+  /** Per-method overrides of the rate tiers, in calls per minute (each workspace's own). */
   limits?: MethodLimits;
   /** `chat.postMessage` burst per channel before the 1/s refill applies. Default 3. */
   postBurst?: number;
@@ -92,6 +102,11 @@ export interface RecordedCall {
   error?: string;
   /** Whether a token came, in the Authorization header or the `token` field. */
   hadToken: boolean;
+  /**
+   * The workspace whose bot token the call carried (the one that served it, or that a
+   * revoked token was issued for), if any.
+   */
+  team?: string;
 }
 
 export interface RecordedResponse {
@@ -103,21 +118,13 @@ export interface RecordedResponse {
 export class FakeSlack {
   readonly calls: RecordedCall[] = [];
   readonly responses: RecordedResponse[] = [];
-  readonly ephemerals: EphemeralMessage[] = [];
-  readonly views: OpenedView[] = [];
-  /** Triggers used, and every Home tab published (`views.publish`), in order. */
-  readonly viewState: ViewState = { usedTriggers: new Set(), published: [] };
-  /** `assistant.threads.setStatus` calls, in order. */
-  readonly statuses: ThreadStatus[] = [];
-  private readonly store: MessageStore;
-  private readonly users = new Map<string, SeedUser>();
-  private readonly limits: RateLimits;
   private readonly faults = new FaultQueue();
-  private readonly limitedBy = new Map<string, number>();
   private readonly responseIds = new Set<string>();
   private readonly waiters = new Waiters();
-  private readonly workspace: Workspace;
-  private readonly agent: AgentState;
+  /** Every workspace by team id (an org-wide install: by org id), the first one first. */
+  private readonly workspaces = new Map<string, FakeWorkspace>();
+  private readonly first: FakeWorkspace;
+  private readonly installs: Installs;
   private readonly now: () => number;
   private readonly enforceLimits: boolean;
   private closed = false;
@@ -125,33 +132,17 @@ export class FakeSlack {
   private constructor(
     private readonly server: Server,
     private readonly socketServer: SocketModeServer | undefined,
-    options: FakeSlackOptions,
+    private readonly options: FakeSlackOptions,
   ) {
     this.now = options.now ?? Date.now;
     this.enforceLimits = options.enforceLimits ?? true;
-    this.store = new MessageStore(this.now);
-    this.agent = new AgentState(this.now, options.assistantView ?? "agent");
-    this.limits = new RateLimits({
-      ...(options.limits === undefined ? {} : { limits: options.limits }),
-      ...(options.postBurst === undefined ? {} : { postBurst: options.postBurst }),
-    });
-    this.workspace = {
+    this.first = this.addWorkspace({
       teamId: options.teamId ?? "T0001",
-      enterpriseId: options.enterpriseId,
-      botUserId: options.botUserId ?? "UBOT",
-      botId: options.botId ?? "BBOT",
-      store: this.store,
-      users: this.users,
-      ephemerals: this.ephemerals,
-      views: this.views,
-      viewState: this.viewState,
-      statuses: this.statuses,
-      agent: this.agent,
-      now: this.now,
-      streamsRefused: new Set(),
-      socketUrl: () => this.socketServer?.url(),
-    };
-    this.seedBotUser();
+      ...(options.enterpriseId === undefined ? {} : { enterpriseId: options.enterpriseId }),
+      ...(options.botUserId === undefined ? {} : { botUserId: options.botUserId }),
+      ...(options.botId === undefined ? {} : { botId: options.botId }),
+    });
+    this.installs = new Installs(this.first.teamId, options.botToken, options.oauth);
     server.on("request", (req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) send(res, 500, { ok: false, error: "fake_slack_error" });
@@ -190,15 +181,35 @@ export class FakeSlack {
   }
 
   get teamId(): string {
-    return this.workspace.teamId;
+    return this.first.teamId;
   }
 
   get botUserId(): string {
-    return this.workspace.botUserId;
+    return this.first.botUserId;
   }
 
   get botId(): string {
-    return this.workspace.botId;
+    return this.first.botId;
+  }
+
+  /** The first workspace's ephemeral messages, in order. */
+  get ephemerals(): EphemeralMessage[] {
+    return this.first.ephemerals;
+  }
+
+  /** The first workspace's opened views, in order. */
+  get views(): OpenedView[] {
+    return this.first.views;
+  }
+
+  /** Triggers used, and every Home tab published (`views.publish`), in the first workspace. */
+  get viewState(): ViewState {
+    return this.first.viewState;
+  }
+
+  /** The first workspace's `assistant.threads.setStatus` calls, in order. */
+  get statuses(): ThreadStatus[] {
+    return this.first.statuses;
   }
 
   /** The Socket Mode server; only with `startFakeSlack({ socketMode: true })`. */
@@ -209,49 +220,114 @@ export class FakeSlack {
     return this.socketServer;
   }
 
+  /**
+   * A workspace by its team id (an org-wide install by its org id): the first one, or one
+   * an install code made.
+   */
+  workspace(teamId: string): FakeWorkspace {
+    const found = this.workspaces.get(teamId);
+    if (found === undefined) throw new Error(`fake slack: no workspace ${teamId}`);
+    return found;
+  }
+
+  /**
+   * A code for installing the app in a workspace, as Slack hands it to the redirect once a
+   * person approved: `oauth.v2.access` exchanges it once for a new bot token. The workspace
+   * is made now when it is new (its people and messages may be seeded before the install),
+   * keyed by its team id, or by its org's id for an org-wide install.
+   */
+  installCode(install: NewInstall): string {
+    const key = install.orgWide ? install.enterpriseId : install.teamId;
+    if (key === undefined) throw new Error("fake slack: an org-wide install names its org");
+    if (!this.workspaces.has(key)) {
+      const { installerId: _i, redirectUri: _r, scopes: _s, ...identity } = install;
+      this.addWorkspace({ ...identity, teamId: key });
+    }
+    return this.installs.issueCode(key, install);
+  }
+
+  /**
+   * The live bot token an install issued the workspace (the first one's: `botToken`, if
+   * set), so a test can look for it where it must not be (a log, a database file).
+   */
+  botTokenOf(teamId: string): string | undefined {
+    return this.installs.tokenOf(teamId);
+  }
+
+  /**
+   * The app is removed from the workspace: its tokens stop working (`token_revoked`). Returns
+   * the `app_uninstalled` envelope Slack sends; deliver it to the bot (signed, or over the socket).
+   */
+  uninstall(teamId: string): Payload {
+    const ws = this.workspace(teamId);
+    this.installs.revoke(teamId);
+    return this.envelope(ws, appUninstalled());
+  }
+
+  /**
+   * The workspace's bot token is revoked (the app stays listed): the `tokens_revoked`
+   * envelope Slack sends, naming the bot user.
+   */
+  revokeTokens(teamId: string): Payload {
+    const ws = this.workspace(teamId);
+    this.installs.revoke(teamId);
+    return this.envelope(ws, tokensRevoked({ bot: [ws.botUserId] }));
+  }
+
+  /** An event as Slack wraps it for the installation in this workspace. */
+  envelope(ws: FakeWorkspace, event: Payload): Payload {
+    return eventEnvelope(event, {
+      teamId: ws.orgWide ? (ws.enterpriseId ?? ws.teamId) : ws.teamId,
+      botUserId: ws.botUserId,
+      ...(ws.enterpriseId === undefined ? {} : { enterpriseId: ws.enterpriseId }),
+      enterpriseInstall: ws.orgWide,
+    });
+  }
+
+  /** Every call, of every workspace, to `method`. */
   callsTo(method: string): RecordedCall[] {
     return this.calls.filter((call) => call.method === method);
   }
 
-  /** 429s answered by the rate limits (not by failNext), over all methods. */
+  /** 429s answered by the rate limits (not by failNext), over all methods and workspaces. */
   get rateLimited(): number {
     let total = 0;
-    for (const count of this.limitedBy.values()) total += count;
+    for (const ws of this.workspaces.values()) total += ws.rateLimited;
     return total;
   }
 
   rateLimitedFor(method: string): number {
-    return this.limitedBy.get(method) ?? 0;
+    let total = 0;
+    for (const ws of this.workspaces.values()) total += ws.rateLimitedFor(method);
+    return total;
   }
 
   /**
-   * Every post, edit and delete of a message (seeded ones and the bot's), stamped by the
-   * fake's clock when it happened: what a person would have seen, and when.
+   * Every post, edit and delete of a message in the first workspace (seeded ones and the
+   * bot's), stamped by the fake's clock when it happened: what a person would have seen.
    */
   get timeline(): readonly MessageChange[] {
-    return this.store.timeline;
+    return this.first.store.timeline;
   }
 
   /** Every stored message of the channel (seeded and the bot's) in ts order. */
   messages(channel: string): StoredMessage[] {
-    return this.store.inChannel(channel);
+    return this.first.messages(channel);
   }
 
   /** The bot's messages in the thread, not the parent, in order. */
   replies(channel: string, threadTs: string): StoredMessage[] {
-    return this.store
-      .thread(channel, threadTs)
-      .filter((m) => m.ts !== threadTs && m.bot_id === this.botId);
+    return this.first.replies(channel, threadTs);
   }
 
   /** The text a person sees in the message (blocks when present, entities decoded). */
   visibleText(message: MessageContent): string {
-    return visibleText(message);
+    return this.first.visibleText(message);
   }
 
   /** The visible text of each of the bot's replies in the thread, in order. */
   threadTranscript(channel: string, threadTs: string): string[] {
-    return this.replies(channel, threadTs).map(visibleText);
+    return this.first.threadTranscript(channel, threadTs);
   }
 
   /**
@@ -259,25 +335,24 @@ export class FakeSlack {
    * reply of the app in the thread) or two minutes after it was set.
    */
   statusLine(channel: string, threadTs: string): StatusLineState | undefined {
-    const line = this.agent.statusLines.get(threadKey(channel, threadTs));
-    return line && this.now() - line.at < STATUS_TTL_MS ? line : undefined;
+    return this.first.statusLine(channel, threadTs);
   }
 
   /** The thread's agent session, if one was made. */
   session(channel: string, threadTs: string): SessionState | undefined {
-    return this.agent.sessions.get(threadKey(channel, threadTs));
+    return this.first.session(channel, threadTs);
   }
 
   /**
    * The suggested prompts set for a channel (agent view) or a thread of it (assistant view).
    */
   suggestedPrompts(channel: string, threadTs?: string): PromptsState | undefined {
-    return this.agent.prompts.get(threadKey(channel, threadTs));
+    return this.first.suggestedPrompts(channel, threadTs);
   }
 
   /** The title `assistant.threads.setTitle` gave the thread. */
   threadTitle(channel: string, threadTs: string): string | undefined {
-    return this.agent.titles.get(threadKey(channel, threadTs));
+    return this.first.threadTitle(channel, threadTs);
   }
 
   /**
@@ -300,29 +375,25 @@ export class FakeSlack {
    * streams, as of now), or undefined for any other message.
    */
   streamState(channel: string, ts: string): StreamState | undefined {
-    const message = this.store.find(channel, ts);
-    return message === undefined ? undefined : streamOf(message, this.now());
+    return this.first.streamState(channel, ts);
   }
 
   /** The person presses stop on a streaming message; false when it was not streaming. */
   stopStreamAsUser(channel: string, ts: string): boolean {
-    const message = this.store.find(channel, ts);
-    const stopped = message !== undefined && stopAsUser(message, this.now());
-    this.notify();
-    return stopped;
+    return this.first.stopStreamAsUser(channel, ts);
   }
 
   /** From now on `chat.startStream` in this channel answers `channel_type_not_supported`. */
   refuseStreamsIn(channel: string): void {
-    this.workspace.streamsRefused.add(channel);
+    this.first.refuseStreamsIn(channel);
   }
 
   seedUser(user: SeedUser): void {
-    this.users.set(user.id, { ...user });
+    this.first.seedUser(user);
   }
 
   seedMessage(message: SeedMessage): StoredMessage {
-    return this.store.seed(message);
+    return this.first.seedMessage(message);
   }
 
   /**
@@ -352,19 +423,18 @@ export class FakeSlack {
     );
   }
 
-  /** Forgets every call, message, user, fault, limit window and response. */
+  /**
+   * Forgets every call, message, user, fault, limit window and response, every workspace but
+   * the first, and every install.
+   */
   reset(): void {
-    for (const list of [this.calls, this.responses, this.ephemerals, this.views, this.statuses]) {
-      list.length = 0;
-    }
-    this.store.clear();
-    this.agent.clear();
-    this.workspace.streamsRefused.clear();
-    this.users.clear();
-    this.seedBotUser();
-    this.limits.reset();
+    this.calls.length = 0;
+    this.responses.length = 0;
+    for (const ws of this.workspaces.values())
+      if (ws !== this.first) this.workspaces.delete(ws.teamId);
+    this.first.clear();
+    this.installs.clear();
     this.faults.clear();
-    this.limitedBy.clear();
     this.responseIds.clear();
   }
 
@@ -376,8 +446,18 @@ export class FakeSlack {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private seedBotUser(): void {
-    this.users.set(this.botUserId, { id: this.botUserId, name: "bot", real_name: "Assistant" });
+  private addWorkspace(identity: WorkspaceIdentity): FakeWorkspace {
+    const { limits, postBurst } = this.options;
+    const ws = new FakeWorkspace(identity, {
+      now: this.now,
+      assistantView: this.options.assistantView ?? "agent",
+      ...(limits === undefined ? {} : { limits }),
+      ...(postBurst === undefined ? {} : { postBurst }),
+      socketUrl: () => this.socketServer?.url(),
+      onChange: () => this.notify(),
+    });
+    this.workspaces.set(ws.teamId, ws);
+    return ws;
   }
 
   private notify(): void {
@@ -407,6 +487,18 @@ export class FakeSlack {
     }
   }
 
+  /**
+   * Which workspace serves the call: the one its bot token names (the app-level token's
+   * `apps.connections.open` belongs to the first), or the error Slack answers for the token.
+   */
+  private servingWorkspace(
+    token: string | undefined,
+  ): FakeWorkspace | { error: string; team?: string | undefined } {
+    if (token === undefined || tokenKind(token) === "app") return this.first;
+    const route = this.installs.route(token);
+    return "error" in route ? route : this.workspace(route.team);
+  }
+
   private answerMethod(
     method: string,
     req: IncomingMessage,
@@ -416,53 +508,72 @@ export class FakeSlack {
   ): void {
     const at = this.now();
     const decoded = decodeArgs(req, raw, query);
-    const token: TokenKind = tokenKind(req, decoded ?? {});
+    const token = tokenOf(req, decoded ?? {});
     const args: Args = { ...decoded };
     delete args.token;
-    const record = (status: number, body: SlackBody): void => {
+    const oauth = method === "oauth.v2.access";
+    // The exchange needs no token: the app's credentials stand for it.
+    const served = oauth ? undefined : this.servingWorkspace(token);
+    const ws = served instanceof FakeWorkspace ? served : undefined;
+    const reply = (status: number, body: SlackBody, headers: Record<string, string> = {}) => {
       const call: RecordedCall = {
         method,
-        args,
+        args: oauth ? withoutSecret(args) : args,
         at,
         status,
         ok: body.ok,
-        hadToken: token !== "none",
+        hadToken: token !== undefined,
       };
       if (body.error !== undefined) call.error = body.error;
+      const named = ws?.teamId ?? (served && "error" in served ? served.team : undefined);
+      if (named !== undefined && token !== undefined) call.team = named;
       this.calls.push(call);
+      send(res, status, body, headers);
+      // After the answer is written, so a resolved waitFor never races the bot's own response.
+      this.notify();
     };
 
     const fault = this.faults.take(method);
     if (fault !== undefined) {
       // The work is done (its own answer dropped) before the fault is answered.
-      if (fault.landed && decoded !== undefined) callMethod(this.workspace, method, args, token);
-      const body = { ok: false, error: fault.error };
+      if (fault.landed && decoded !== undefined && ws !== undefined) {
+        callMethod(ws, method, args, tokenKind(token));
+      }
       const headers = fault.status === 429 ? { "retry-after": String(fault.retryAfter) } : {};
-      record(fault.status, body);
-      send(res, fault.status, body, headers);
-      this.notify();
+      reply(fault.status, { ok: false, error: fault.error }, headers);
       return;
     }
+    if (oauth) {
+      const body =
+        decoded === undefined
+          ? { ok: false, error: "invalid_json" }
+          : this.installs.exchange(args, basicCredentials(req), (team) => this.workspace(team));
+      reply(200, body);
+      return;
+    }
+    if (token !== undefined && ws === undefined && served !== undefined && "error" in served) {
+      reply(200, { ok: false, error: served.error });
+      return;
+    }
+    const home = ws ?? this.first;
     if (this.enforceLimits) {
       const channel = typeof args.channel === "string" ? args.channel : undefined;
-      const verdict = this.limits.take(method, channel, at);
+      const verdict = home.limits.take(method, channel, at);
       if (!verdict.allowed) {
-        this.limitedBy.set(method, this.rateLimitedFor(method) + 1);
-        const body = { ok: false, error: "ratelimited" };
-        record(429, body);
-        send(res, 429, body, { "retry-after": String(verdict.retryAfterSec) });
-        this.notify();
+        home.limitedBy.set(method, home.rateLimitedFor(method) + 1);
+        reply(
+          429,
+          { ok: false, error: "ratelimited" },
+          { "retry-after": String(verdict.retryAfterSec) },
+        );
         return;
       }
     }
     const body =
       decoded === undefined
         ? { ok: false, error: "invalid_json" }
-        : callMethod(this.workspace, method, args, token);
-    record(200, body);
-    send(res, 200, body);
-    // After the answer is written, so a resolved waitFor never races the bot's own response.
-    this.notify();
+        : callMethod(home, method, args, tokenKind(token));
+    reply(200, body);
   }
 
   private answerResponseUrl(id: string, raw: string, res: ServerResponse): void {
@@ -481,6 +592,12 @@ export class FakeSlack {
     send(res, 200, { ok: true });
     this.notify();
   }
+}
+
+/** The exchange's arguments as recorded: the client secret is never kept. */
+function withoutSecret(args: Args): Args {
+  const { client_secret: _secret, ...rest } = args;
+  return rest;
 }
 
 export function startFakeSlack(options: FakeSlackOptions = {}): Promise<FakeSlack> {

@@ -4,6 +4,7 @@
  * value), and Slack-style JSON answers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Credentials } from "./installs.js";
 import type { Args, TokenKind } from "./methods.js";
 
 /** Fields Slack's clients send as JSON strings in form bodies. */
@@ -57,13 +58,30 @@ export function decodeArgs(
   return { ...args, ...decodeForm(raw) };
 }
 
-/** The kind of token in the Authorization header or, failing that, the `token` field. */
-export function tokenKind(req: IncomingMessage, args: Args): TokenKind {
+/**
+ * The token in the Authorization header (Bearer) or, failing that, the `token` field; kept
+ * only long enough to route the call to its workspace.
+ */
+export function tokenOf(req: IncomingMessage, args: Args): string | undefined {
   const header = req.headers.authorization ?? "";
   const fromHeader = header.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : "";
   const token = fromHeader !== "" ? fromHeader : typeof args.token === "string" ? args.token : "";
-  if (token === "") return "none";
+  return token === "" ? undefined : token;
+}
+
+/** The kind of a token (never its value). */
+export function tokenKind(token: string | undefined): TokenKind {
+  if (token === undefined) return "none";
   return token.startsWith("xapp-") ? "app" : "other";
+}
+
+/** Client credentials sent as `Authorization: Basic` (oauth.v2.access takes them so too). */
+export function basicCredentials(req: IncomingMessage): Credentials | undefined {
+  const header = req.headers.authorization ?? "";
+  if (!header.startsWith("Basic ")) return undefined;
+  const decoded = Buffer.from(header.slice("Basic ".length).trim(), "base64").toString("utf8");
+  const at = decoded.indexOf(":");
+  return at < 0 ? undefined : { id: decoded.slice(0, at), secret: decoded.slice(at + 1) };
 }
 
 export async function readBody(req: IncomingMessage): Promise<string> {

@@ -2,6 +2,7 @@ import type { Stores } from "../stores.js";
 import { MemoryAssistantChoiceStore } from "./assistant-choices.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryFeedbackStore } from "./feedback.js";
+import { MemoryInstallationStore } from "./installations.js";
 import { MemoryLeaseStore } from "./leases.js";
 import { MemoryLinkedTokenStore } from "./linked-tokens.js";
 import { MemorySettingsStore } from "./settings.js";
@@ -18,6 +19,7 @@ export function memoryStores(now: () => number = Date.now): Stores {
     linkedTokens: new MemoryLinkedTokenStore(now),
     assistantChoices: new MemoryAssistantChoiceStore(),
     leases: new MemoryLeaseStore(turns, now),
+    installations: new MemoryInstallationStore(now),
     ping: () => true,
     close: () => undefined,
   };

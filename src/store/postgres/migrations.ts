@@ -105,6 +105,24 @@ export const MIGRATIONS: readonly string[] = [
      expires_at BIGINT NOT NULL
    );
    CREATE INDEX conversation_leases_by_holder ON conversation_leases (holder);`,
+  // Many workspaces: the app's installations, one per workspace (team) or org-wide org
+  // (team ''), their bot tokens sealed (slack/bot-token-seal.ts). As sqlite/db.ts's 13th.
+  `CREATE TABLE installations (
+     enterprise TEXT NOT NULL,
+     team TEXT NOT NULL,
+     team_name TEXT,
+     enterprise_name TEXT,
+     app_id TEXT,
+     bot_user_id TEXT NOT NULL,
+     bot_id TEXT NOT NULL,
+     bot_scopes TEXT NOT NULL,
+     sealed_bot_token BYTEA NOT NULL,
+     installer_user_id TEXT,
+     installed_at BIGINT NOT NULL,
+     PRIMARY KEY (enterprise, team),
+     CHECK (enterprise <> '' OR team <> '')
+   );
+   CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
 ];
 
 /**

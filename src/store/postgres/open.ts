@@ -3,6 +3,7 @@ import { PostgresAssistantChoiceStore } from "./assistant-choices.js";
 import { PostgresConversationStore } from "./conversations.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
 import { PostgresFeedbackStore } from "./feedback.js";
+import { PostgresInstallationStore } from "./installations.js";
 import { PostgresLeaseStore } from "./leases.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
@@ -39,6 +40,7 @@ export function openPostgresStores(
     linkedTokens: new PostgresLinkedTokenStore(open, now),
     assistantChoices: new PostgresAssistantChoiceStore(open, now),
     leases: new PostgresLeaseStore(open, now),
+    installations: new PostgresInstallationStore(open, now),
     ping: () => open.ping(),
     close: () => open.close(),
   };

@@ -136,6 +136,25 @@ const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX turns_unfinished_by_conversation ON turns (conversation_id, created_at)
      WHERE state <> 'finished';`,
+  // The app's installations (SLACK_CLIENT_ID…: several workspaces), one per workspace or per
+  // org installed org-wide (team ''); '' for no org. The bot token only sealed
+  // (slack/bot-token-seal.ts). A workspace has one installation, whichever org it names.
+  `CREATE TABLE installations (
+     enterprise TEXT NOT NULL,
+     team TEXT NOT NULL,
+     team_name TEXT,
+     enterprise_name TEXT,
+     app_id TEXT,
+     bot_user_id TEXT NOT NULL,
+     bot_id TEXT NOT NULL,
+     bot_scopes TEXT NOT NULL,
+     sealed_bot_token BLOB NOT NULL,
+     installer_user_id TEXT,
+     installed_at INTEGER NOT NULL,
+     PRIMARY KEY (enterprise, team),
+     CHECK (enterprise <> '' OR team <> '')
+   );
+   CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
 ];
 
 export class DatabaseOpenError extends Error {

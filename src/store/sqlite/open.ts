@@ -3,6 +3,7 @@ import { SqliteAssistantChoiceStore } from "./assistant-choices.js";
 import { SqliteConversationStore } from "./conversations.js";
 import { openDatabase } from "./db.js";
 import { SqliteFeedbackStore } from "./feedback.js";
+import { SqliteInstallationStore } from "./installations.js";
 import { clearLeases, SqliteLeaseStore } from "./leases.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { SqliteSettingsStore } from "./settings.js";
@@ -20,6 +21,7 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     linkedTokens: new SqliteLinkedTokenStore(db, now),
     assistantChoices: new SqliteAssistantChoiceStore(db, now),
     leases: new SqliteLeaseStore(db, now),
+    installations: new SqliteInstallationStore(db, now),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: () => db.close(),
   };

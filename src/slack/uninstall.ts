@@ -1,0 +1,67 @@
+import { z } from "zod";
+import type { Logger } from "../logger.js";
+import type { BoltApp } from "./app.js";
+import type { Workspaces } from "./installation.js";
+import { type Installations, NotInstalled } from "./installations.js";
+
+export interface UninstallDeps {
+  installations: Pick<Installations, "find" | "remove">;
+  workspaces: Pick<Workspaces, "forget">;
+  /** Stops a workspace's turns where they are (bridge.abandon), quietly. */
+  abandon: (team: string, gone: Error) => number;
+  logger: Logger;
+}
+
+/** Where the event comes from, as Bolt's context tells it (no `authorize` runs for these). */
+interface Place {
+  teamId?: string | undefined;
+  enterpriseId?: string | undefined;
+  isEnterpriseInstall?: boolean | undefined;
+}
+
+const TokensRevoked = z.looseObject({
+  tokens: z.looseObject({ bot: z.array(z.string()).optional() }),
+});
+
+/**
+ * Many workspaces: a workspace that removes the app (`app_uninstalled`), or whose bot token
+ * is revoked (`tokens_revoked` naming the bot), loses its installation. Its live answers stop
+ * quietly and the bot says nothing more there: with no installation, every later event of
+ * the workspace fails Bolt's `authorize` and reaches no listener, and every call there fails
+ * before it leaves.
+ */
+export function registerUninstall(app: BoltApp, deps: UninstallDeps): void {
+  const forget = (place: Place, why: string) => {
+    const team = place.teamId;
+    // An org-wide installation is the org's; a workspace's is found by its team alone.
+    const found = place.isEnterpriseInstall
+      ? deps.installations.find({ enterprise: place.enterpriseId })
+      : deps.installations.find({ team });
+    const removed = found !== undefined && deps.installations.remove(found.key);
+    let stopped = 0;
+    if (team) {
+      deps.workspaces.forget(team);
+      stopped = deps.abandon(team, new NotInstalled({ team }));
+    }
+    deps.logger.info(
+      { team, enterprise: place.enterpriseId, removed, stopped, why },
+      "an installation was removed",
+    );
+  };
+
+  app.event("app_uninstalled", async ({ context }) => {
+    forget(context, "app_uninstalled");
+  });
+
+  app.event("tokens_revoked", async ({ event, context }) => {
+    const parsed = TokensRevoked.safeParse(event);
+    const bots = parsed.success ? (parsed.data.tokens.bot ?? []) : [];
+    const installed = context.isEnterpriseInstall
+      ? deps.installations.find({ enterprise: context.enterpriseId })
+      : deps.installations.find({ team: context.teamId });
+    // People's own tokens may be revoked too; only the bot's ends the installation.
+    if (installed !== undefined && bots.includes(installed.botUserId)) {
+      forget(context, "tokens_revoked");
+    }
+  });
+}

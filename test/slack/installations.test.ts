@@ -1,0 +1,193 @@
+import { randomBytes } from "node:crypto";
+import type { Installation as BoltInstallation, Logger as BoltLogger } from "@slack/bolt";
+import { WebClient } from "@slack/web-api";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import { webClientOptions } from "../../src/slack/app.js";
+import { classifyCallFailure } from "../../src/slack/call-failure.js";
+import { ManyInstallations } from "../../src/slack/installation.js";
+import { Installations, NotInstalled } from "../../src/slack/installations.js";
+import { memoryStores } from "../../src/store/memory/stores.js";
+
+const KEY = randomBytes(32);
+
+/** What the install flow hands Bolt's store for a workspace (or an org, org-wide). */
+function fromFlow(team: string | undefined, token: string, enterprise?: string): BoltInstallation {
+  return {
+    team: team === undefined ? undefined : { id: team, name: `Team ${team}` },
+    enterprise: enterprise === undefined ? undefined : { id: enterprise, name: "The Org" },
+    user: { id: "U0ADMIN", token: undefined, scopes: undefined },
+    bot: {
+      token,
+      id: `B${team ?? enterprise}`,
+      userId: `U${team ?? enterprise}`,
+      scopes: ["chat:write"],
+    },
+    appId: "A0APP",
+    tokenType: "bot",
+    isEnterpriseInstall: team === undefined,
+    authVersion: "v2",
+  } as BoltInstallation;
+}
+
+function setup() {
+  const stores = memoryStores(() => 5_000);
+  const learnt: string[] = [];
+  const broken: string[] = [];
+  const installations = new Installations({
+    store: stores.installations,
+    key: KEY,
+    onSecret: (token) => learnt.push(token),
+    onBroken: ({ team }) => broken.push(team),
+  });
+  return { stores, installations, bolt: installations.forBolt(), learnt, broken };
+}
+
+describe("the installations Bolt's installer and authorize use", () => {
+  it("keeps what the install flow gives, sealed, and gives Bolt the bot back", async () => {
+    const { stores, bolt, learnt } = setup();
+    await bolt.storeInstallation(fromFlow("T1", "xoxb-one-secret"));
+    expect(stores.installations.list()).toMatchObject([
+      {
+        enterprise: "",
+        team: "T1",
+        teamName: "Team T1",
+        appId: "A0APP",
+        botUserId: "UT1",
+        botId: "BT1",
+        botScopes: ["chat:write"],
+        installerUserId: "U0ADMIN",
+        installedAt: 5_000,
+      },
+    ]);
+    const row = stores.installations.list()[0];
+    expect(row?.sealedBotToken.includes(Buffer.from("xoxb-one-secret"))).toBe(false);
+    // The log scrubber learns the token the moment the bot holds it.
+    expect(learnt).toContain("xoxb-one-secret");
+    const fetched = await bolt.fetchInstallation({
+      teamId: "T1",
+      enterpriseId: undefined,
+      isEnterpriseInstall: false,
+    });
+    expect(fetched.bot).toMatchObject({ token: "xoxb-one-secret", userId: "UT1", id: "BT1" });
+    expect(fetched.team).toEqual({ id: "T1" });
+    await expect(
+      bolt.fetchInstallation({ teamId: "T9", enterpriseId: undefined, isEnterpriseInstall: false }),
+    ).rejects.toThrow(NotInstalled);
+  });
+
+  it("answers every workspace of an org from its org-wide installation", async () => {
+    const { installations, bolt } = setup();
+    await bolt.storeInstallation(fromFlow(undefined, "xoxb-org", "E1"));
+    expect(installations.find({ team: "T7", enterprise: "E1" })).toMatchObject({
+      key: { enterprise: "E1", team: "" },
+      token: "xoxb-org",
+    });
+    const fetched = await bolt.fetchInstallation({
+      teamId: "T7",
+      enterpriseId: "E1",
+      isEnterpriseInstall: true,
+    });
+    expect(fetched).toMatchObject({ team: undefined, isEnterpriseInstall: true });
+    expect(fetched.bot?.token).toBe("xoxb-org");
+  });
+
+  it("forgets a removed installation at once, and finds one installed meanwhile", async () => {
+    const { stores, installations, bolt } = setup();
+    expect(installations.find({ team: "T1" })).toBeUndefined();
+    // Installed by another copy of the bot: a miss was not remembered.
+    const other = new Installations({ store: stores.installations, key: KEY });
+    await other.forBolt().storeInstallation(fromFlow("T1", "xoxb-one"));
+    expect(installations.find({ team: "T1" })?.token).toBe("xoxb-one");
+    expect(installations.remove({ enterprise: "", team: "T1" })).toBe(true);
+    expect(installations.find({ team: "T1" })).toBeUndefined();
+    await bolt.storeInstallation(fromFlow("T1", "xoxb-again"));
+    expect(installations.find({ team: "T1" })?.token).toBe("xoxb-again");
+  });
+
+  it("treats a token that does not open under the key as not installed", async () => {
+    const { stores, broken } = setup();
+    const before = new Installations({ store: stores.installations, key: randomBytes(32) });
+    await before.forBolt().storeInstallation(fromFlow("T1", "xoxb-one"));
+    const after = new Installations({
+      store: stores.installations,
+      key: KEY,
+      onBroken: ({ team }) => broken.push(team),
+    });
+    expect(after.find({ team: "T1" })).toBeUndefined();
+    expect(broken).toEqual(["T1"]);
+  });
+
+  it("refuses an installation without a bot", async () => {
+    const { bolt } = setup();
+    const { bot: _bot, ...userOnly } = fromFlow("T1", "x");
+    await expect(bolt.storeInstallation(userOnly)).rejects.toThrow("no bot token");
+  });
+});
+
+const silent: BoltLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  setLevel: () => {},
+  getLevel: () => "error" as ReturnType<BoltLogger["getLevel"]>,
+  setName: () => {},
+};
+
+describe("each workspace's Web API", () => {
+  let fake: FakeSlack;
+  beforeAll(async () => {
+    fake = await startFakeSlack({
+      botToken: "xoxb-nobody",
+      oauth: { clientId: "1.2", clientSecret: "secret" },
+    });
+  });
+  afterEach(() => fake.reset());
+  afterAll(() => fake.close());
+
+  /** Installs the app in a workspace of the fake; its bot token. */
+  async function install(team: string): Promise<string> {
+    const code = fake.installCode({ teamId: team, botUserId: `U${team}`, botId: `B${team}` });
+    const answer = await new WebClient(
+      undefined,
+      webClientOptions(fake.apiUrl, silent),
+    ).oauth.v2.access({
+      client_id: "1.2",
+      client_secret: "secret",
+      code,
+    });
+    return answer.access_token as string;
+  }
+
+  it("carries each workspace's own token; an uninstalled one's calls never leave", async () => {
+    const { installations, bolt } = setup();
+    for (const team of ["T1", "T2"])
+      await bolt.storeInstallation(fromFlow(team, await install(team)));
+    const client = new WebClient(undefined, webClientOptions(fake.apiUrl, silent));
+    const workspaces = new ManyInstallations(client, installations);
+    await workspaces.slack("T1").postMessage({ channel: "C1", text: "one" });
+    await workspaces.slack("T2").postMessage({ channel: "C2", text: "two" });
+    expect(fake.callsTo("chat.postMessage").map((c) => [c.team, c.args.channel])).toEqual([
+      ["T1", "C1"],
+      ["T2", "C2"],
+    ]);
+    expect(await workspaces.whoAmI("T2")).toMatchObject({
+      teamId: "T2",
+      userId: "UT2",
+      botId: "BT2",
+    });
+    expect(await workspaces.workspace({ teamId: "T2" })).toBe("T2");
+
+    installations.remove({ enterprise: "", team: "T2" });
+    const calls = fake.calls.length;
+    const refused = await workspaces
+      .slack("T2")
+      .postMessage({ channel: "C2", text: "gone" })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(NotInstalled);
+    // Never retried: no call there can succeed until the workspace installs the app again.
+    expect(classifyCallFailure(refused)).toEqual({ kind: "permanent", reason: "not_installed" });
+    expect(fake.calls).toHaveLength(calls);
+  });
+});
