@@ -3,6 +3,7 @@ import type { ReplyTarget } from "../bridge/ports.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
+import type { Allowances } from "../rate/allowance.js";
 import { Admission } from "../slack/admission.js";
 import { WithAgentSurface } from "../slack/agent-surface.js";
 import type { BoltApp } from "../slack/app.js";
@@ -30,9 +31,14 @@ import { wireAgentSurface } from "./agent-surface.js";
  * the edit, post and note policies on it, the reply strategy, people and thread history, and
  * who may use the bot.
  */
-export interface SlackHooks {
+export interface SlackOptions {
   /** The person stopped a streamed answer with Slack's own control: stop the turn. */
   onStreamStopped?: (target: ReplyTarget) => void;
+  /**
+   * Where each workspace's Slack budgets are kept (the scheduler's); default this process's
+   * memory. Replicas on one PostgreSQL database pass `sharedBudgets(db).allowances`.
+   */
+  allowances?: Allowances;
 }
 
 /**
@@ -47,10 +53,13 @@ export function wireSlack(
   clock: Clock,
   metrics: Metrics,
   logger: Logger,
-  hooks: SlackHooks = {},
+  hooks: SlackOptions = {},
 ) {
   const slack = slackWebApi(app.client);
-  const scheduler = new CallScheduler({ clock });
+  const scheduler = new CallScheduler({
+    clock,
+    ...(hooks.allowances && { allowances: hooks.allowances }),
+  });
   const pacer = new Pacer<ReplyPayload>(
     (target, payload) =>
       slack.updateMessage({ channel: target.channel, ts: target.ts, ...payload }),
