@@ -25,6 +25,7 @@ import { wireInstallations } from "./wiring/installations.js";
 import { registerListeners } from "./wiring/listeners.js";
 import { wirePeople } from "./wiring/people.js";
 import { wireService } from "./wiring/service.js";
+import { replicaBudgets } from "./wiring/shared-budgets.js";
 import { errorText, wireSlack } from "./wiring/slack.js";
 
 export interface Bot {
@@ -55,10 +56,16 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   // People's tokens are keyed by the installation's workspace, known once Slack is wired below
   // (one workspace: config.ts keeps people's own tokens out of many workspaces for now).
   const people = wirePeople(config, stores, logger, () => workspaces.workspace({}));
-  const service = wireService(config, clock, metrics, {
-    credentials: people.identities,
-    logger,
-  });
+  // Replicas on one PostgreSQL database share Slack's and the service's budgets there.
+  const { url } = config.database;
+  const budgets = url === undefined ? undefined : replicaBudgets(url, metrics, logger);
+  const service = wireService(
+    config,
+    clock,
+    metrics,
+    { credentials: people.identities, logger },
+    budgets?.slotWindows,
+  );
 
   // The Slack check reads the app's connection, which exists once the app is built below.
   let connection: SlackConnection | undefined;
@@ -105,6 +112,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   const workspaces: Workspaces =
     single ?? new ManyInstallations(app.client, installations as Installations);
   const slack = wireSlack(workspaces, config, clock, metrics, logger, {
+    ...(budgets && { allowances: budgets.allowances }),
     // The asker stopped a streamed answer with Slack's own control: as if they pressed Stop.
     onStreamStopped: ({ turnId, asker }) => {
       if (asker === undefined) return;
@@ -190,6 +198,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       () => slack.native?.close(),
       () => slack.scheduler.close(),
       () => service.close(),
+      () => budgets?.close(),
       () => stores.close(),
     ],
   });

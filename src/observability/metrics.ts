@@ -73,6 +73,10 @@ export function createMetrics() {
       "bridge_conversation_takeovers_total",
       "Conversations this replica took over from a replica whose lease had expired (it died or stalled).",
     ),
+    sharedBudgetWaits: counter(
+      "bridge_shared_budget_waits_total",
+      "Slack calls that found the budget they share with other replicas spent when they were due (another replica took it first), and waited.",
+    ),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",
       help: "From the question's arrival to the first answer text the bot handed to Slack.",

@@ -1,17 +1,18 @@
 import type { Clock } from "../time.js";
+import type { BudgetKind, SlotWindow } from "./slot-window.js";
+
+export type { BudgetKind } from "./slot-window.js";
 
 /**
- * One (user, kind) of the service budget: a sliding-window log of occupied slots and
- * the queue of tickets waiting for one.
+ * One (user, kind) of the service budget: the queue of tickets waiting for a slot, served
+ * from the occupied slots kept by a SlotWindow (slot-window.ts: in this process, or shared by
+ * replicas), and the estimates of each waiting ticket's turn.
  *
  * A slot is occupied from the moment a ticket becomes ready until `holdMs` after its
  * release. The service counts a request when it arrives, which is between our ready
  * and our release, so a slot freed a whole window after release can never overlap the
  * service's window: the client cannot cause a 429, however the requests are timed.
  */
-
-/** Which of the service's limits a lane keeps. */
-export type BudgetKind = "run_start" | "request";
 
 export interface QueuePosition {
   /** How many tickets will be served before this one; 0 when ready or next. */
@@ -49,6 +50,8 @@ export interface LaneOptions {
   holdMs: number;
   /** Time, and the timer that wakes the queue when a slot frees or a pause ends. */
   clock: Clock;
+  /** The occupied slots, and the pause (slot-window.ts). */
+  window: SlotWindow;
 }
 
 export class BudgetLane<T extends LaneTicket> {
@@ -57,10 +60,8 @@ export class BudgetLane<T extends LaneTicket> {
   /** Parties with waiting tickets in round-robin order: the first is served next. */
   private readonly ring: string[] = [];
   private waiting = 0;
-  private readonly inFlight = new Set<T>();
-  /** When each released slot frees, ascending. Never longer than `limit`. */
-  private readonly freeAt: number[] = [];
-  private pausedUntil = Number.NEGATIVE_INFINITY;
+  /** Tickets ready and not yet released, and the slot each holds. */
+  private readonly inFlight = new Map<T, number>();
   /** At most one timer, set to the next instant a waiting ticket could be served. */
   private cancelTimer: (() => void) | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
@@ -95,17 +96,15 @@ export class BudgetLane<T extends LaneTicket> {
 
   /** A ready ticket's request finished: its slot frees one hold later. */
   release(ticket: T): void {
-    if (!this.inFlight.delete(ticket)) return;
-    const at = this.options.clock.now() + this.options.holdMs;
-    // Keep ascending even if the clock stepped back.
-    let i = this.freeAt.length;
-    while (i > 0 && (this.freeAt[i - 1] ?? 0) > at) i--;
-    this.freeAt.splice(i, 0, at);
+    const slot = this.inFlight.get(ticket);
+    if (slot === undefined) return;
+    this.inFlight.delete(ticket);
+    this.options.window.release(slot, this.options.clock.now());
     this.refresh();
   }
 
   pauseUntil(untilMs: number): void {
-    if (untilMs > this.pausedUntil) this.pausedUntil = untilMs;
+    this.options.window.pauseUntil(untilMs);
     this.refresh();
   }
 
@@ -119,14 +118,13 @@ export class BudgetLane<T extends LaneTicket> {
   }
 
   snapshot(): BudgetLaneSnapshot {
-    const now = this.options.clock.now();
-    const released = this.freeAt.filter((at) => at > now).length;
+    const view = this.options.window.view(this.options.clock.now());
     return {
       user: this.options.user,
       kind: this.options.kind,
       queued: this.waiting,
       inFlight: this.inFlight.size,
-      usedInWindow: this.inFlight.size + released,
+      usedInWindow: view.held + view.freeAt.length,
     };
   }
 
@@ -153,15 +151,12 @@ export class BudgetLane<T extends LaneTicket> {
   }
 
   private serve(now: number): T[] {
-    while (this.freeAt.length > 0 && (this.freeAt[0] ?? 0) <= now) this.freeAt.shift();
     const served: T[] = [];
-    while (
-      this.ring.length > 0 &&
-      now >= this.pausedUntil &&
-      this.inFlight.size + this.freeAt.length < this.options.limit
-    ) {
+    while (this.ring.length > 0) {
+      const slot = this.options.window.occupy(now);
+      if (slot === undefined) break;
       const ticket = this.dequeue();
-      this.inFlight.add(ticket);
+      this.inFlight.set(ticket, slot);
       ticket.markReady();
       served.push(ticket);
     }
@@ -187,10 +182,13 @@ export class BudgetLane<T extends LaneTicket> {
   private arm(now: number): void {
     let at = Number.POSITIVE_INFINITY;
     if (this.waiting > 0) {
-      const occupied = this.inFlight.size + this.freeAt.length;
-      // All slots in flight: only a release can help, and release() refreshes.
-      const slotAt = occupied < this.options.limit ? now : (this.freeAt[0] ?? at);
-      at = Math.max(slotAt, this.pausedUntil);
+      const view = this.options.window.view(now);
+      const occupied = view.held + view.freeAt.length;
+      // All slots in flight: only a release can help. This process's release() refreshes; a
+      // release elsewhere is looked for at view.lookAgainAt.
+      const slotAt =
+        occupied < this.options.limit ? now : Math.min(view.freeAt[0] ?? at, view.lookAgainAt);
+      at = Math.max(slotAt, view.pausedUntil);
     }
     if (at === this.timerAt) return;
     this.cancelTimer?.();
@@ -243,18 +241,19 @@ export class BudgetLane<T extends LaneTicket> {
    * slots count as freeing one hold from now. A pause holds everyone back until it ends.
    */
   private estimates(now: number): { ticket: T; position: number; expectedWaitMs: number }[] {
-    const released = this.freeAt.filter((at) => at > now);
-    const free = this.options.limit - this.inFlight.size - released.length;
+    if (this.waiting === 0) return [];
+    const { held, freeAt: released, pausedUntil } = this.options.window.view(now);
+    const free = this.options.limit - held - released.length;
     // Ascending by construction: now ≤ released ≤ now + hold, and each pushed time is
     // a later start plus the hold.
     const slots: number[] = [
       ...Array<number>(Math.max(0, free)).fill(now),
       ...released,
-      ...Array<number>(this.inFlight.size).fill(now + this.options.holdMs),
+      ...Array<number>(held).fill(now + this.options.holdMs),
     ];
     let next = 0;
     return this.order().map((ticket, position) => {
-      const start = Math.max(slots[next++] ?? now, this.pausedUntil, now);
+      const start = Math.max(slots[next++] ?? now, pausedUntil, now);
       slots.push(start + this.options.holdMs);
       return { ticket, position, expectedWaitMs: Math.ceil(start - now) };
     });

@@ -6,6 +6,7 @@ import {
   type LaneTicket,
   type QueuePosition,
 } from "./budget-lane.js";
+import { localSlotWindows, type SlotWindows } from "./slot-window.js";
 
 // Part of the budget's interface, defined beside the lane that keeps them (no import cycle).
 export type { BudgetKind, BudgetLaneSnapshot, QueuePosition };
@@ -32,6 +33,12 @@ export interface BudgetOptions {
   marginMs?: number;
   /** Time and the timers that wake waiting tickets; default the system clock. */
   clock?: Clock;
+  /**
+   * Where each (user, kind)'s occupied slots are kept; default this process's memory.
+   * Replicas pass slots kept in the database they share (store/postgres/budgets/), so that
+   * together they keep each token within the service's limits, and a 429 holds back all.
+   */
+  windows?: SlotWindows;
 }
 
 export interface BudgetTicket {
@@ -173,6 +180,7 @@ export class ServiceBudget {
   private readonly limits: Record<BudgetKind, number>;
   private readonly holdMs: number;
   private readonly clock: Clock;
+  private readonly windows: SlotWindows;
   private readonly lanes = new Map<string, BudgetLane<Ticket>>();
 
   constructor({
@@ -181,6 +189,7 @@ export class ServiceBudget {
     windowMs = 60_000,
     marginMs = 1,
     clock = systemClock,
+    windows = localSlotWindows,
   }: BudgetOptions = {}) {
     this.limits = {
       run_start: positiveInteger("runStartsPerMinute", runStartsPerMinute),
@@ -188,6 +197,7 @@ export class ServiceBudget {
     };
     this.holdMs = positiveInteger("windowMs", windowMs) + nonNegative("marginMs", marginMs);
     this.clock = clock;
+    this.windows = windows;
   }
 
   /**
@@ -222,13 +232,8 @@ export class ServiceBudget {
     const key = JSON.stringify([user, kind]);
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = new BudgetLane<Ticket>({
-        user,
-        kind,
-        limit: this.limits[kind],
-        holdMs: this.holdMs,
-        clock: this.clock,
-      });
+      const rules = { user, kind, limit: this.limits[kind], holdMs: this.holdMs };
+      lane = new BudgetLane<Ticket>({ ...rules, clock: this.clock, window: this.windows(rules) });
       this.lanes.set(key, lane);
     }
     return lane;

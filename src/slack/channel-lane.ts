@@ -1,3 +1,4 @@
+import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
 import type { Lane } from "./lane.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -28,16 +29,32 @@ const IDLE_CHANNEL_MS = 60_000;
  */
 export abstract class ChannelLane<Q extends Queued> implements Lane {
   readonly queue: Q[] = [];
-  private readonly bucket: TokenBucket;
+  private readonly bucket: Allowance;
   protected lastActivity: number;
 
-  constructor(pace: { perMinute: number; burst: number }, now: number) {
-    this.bucket = new TokenBucket(pace.perMinute, pace.burst);
+  /**
+   * @param bucket the channel's pace: default a token bucket of `pace` in this process; the
+   *   scheduler's `allowance()` gives one kept where the workspaces' budgets are
+   */
+  constructor(
+    pace: { perMinute: number; burst: number },
+    now: number,
+    bucket: Allowance = new TokenBucket(pace.perMinute, pace.burst),
+  ) {
+    this.bucket = bucket;
     this.lastActivity = now;
   }
 
   readyAt(now: number): number | undefined {
     return this.queue.length > 0 ? this.bucket.readyAt(now) : undefined;
+  }
+
+  take(now: number): boolean {
+    return this.bucket.tryTake(now);
+  }
+
+  pauseUntil(until: number): void {
+    this.bucket.pauseUntil?.(until);
   }
 
   goesBefore(other: ChannelLane<Q>): boolean {
@@ -48,9 +65,8 @@ export abstract class ChannelLane<Q extends Queued> implements Lane {
     return this.queue.length === 0 && now - this.lastActivity >= IDLE_CHANNEL_MS;
   }
 
-  /** Takes the channel's token for the call at the head, and returns that call. */
-  protected begin(now: number): Q {
-    this.bucket.tryTake(now);
+  /** The call at the head, whose token `take` took. */
+  protected begin(): Q {
     return this.queue[0] as Q;
   }
 

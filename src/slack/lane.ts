@@ -19,7 +19,13 @@ export interface Lane {
   readyAt(now: number): number | undefined;
   /** Among lanes of one method that are ready together, whether this one goes first. */
   goesBefore(other: this): boolean;
-  /** Makes the next call; the budget for it is already taken. */
+  /**
+   * Takes the lane's own pace for the call about to start (once the method's budget is taken);
+   * false when there is none left after all, and the call waits: a pace kept in a database that
+   * replicas share may have been spent by another since `readyAt`. Absent: no pace of its own.
+   */
+  take?(now: number): boolean;
+  /** Makes the next call; the budget for it (and the lane's own pace) is already taken. */
   start(now: number): Promise<unknown>;
   /** The call made by `start` landed with `value`. */
   landed(value: unknown, now: number): void;
@@ -29,6 +35,11 @@ export interface Lane {
    * something newer, or waits out a 429, whose pause the scheduler applies anyway).
    */
   failed(failure: CallFailure, error: unknown, now: number): number | undefined;
+  /**
+   * A 429 of one of its calls pauses only this lane (MethodBudget.pauses "lane") until
+   * `until`: a lane whose pace is shared by replicas passes the pause on to them.
+   */
+  pauseUntil?(until: number): void;
   /** The call in flight failed after close: its callers learn of `error`, nothing is retried. */
   abandoned(error: unknown): void;
   /** Nothing happened for long enough: true, and whoever still waits is told, to drop the lane. */

@@ -1,3 +1,4 @@
+import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
 import { ChannelLane, type Queued } from "./channel-lane.js";
 import type { CallScheduler, Lanes } from "./scheduler.js";
@@ -61,12 +62,13 @@ class ChannelNotes extends ChannelLane<Waiting> {
       send: NoteGateOptions["send"];
     },
     now: number,
+    pace: Allowance,
   ) {
-    super(gate, now);
+    super(gate, now, pace);
   }
 
-  start(now: number): Promise<unknown> {
-    return this.gate.send(this.begin(now).note);
+  start(): Promise<unknown> {
+    return this.gate.send(this.begin().note);
   }
 
   landed(_value: unknown, now: number): void {
@@ -132,11 +134,14 @@ export class NoteGate {
     if (last !== undefined && now - last < (this.options.repeatAfterMs ?? 600_000)) {
       return "repeated";
     }
-    const lane = this.channels.get(
-      note.team,
-      note.channel,
-      () => new ChannelNotes(this.rules, now),
-    );
+    const { team, channel } = note;
+    const lane = this.channels.get(team, channel, () => {
+      const pace = this.options.scheduler.allowance(
+        { team, method: METHOD, lane: channel },
+        this.rules,
+      );
+      return new ChannelNotes(this.rules, now, pace);
+    });
     if (lane.queue.length >= (this.options.maxWaiting ?? 10)) return "dropped";
     this.remember(key, now);
     lane.queue.push({ note, seq: this.seq++, failures: 0, rateLimits: 0 });

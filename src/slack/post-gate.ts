@@ -1,3 +1,4 @@
+import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
 import { ChannelLane, type Queued, type RetryLimits } from "./channel-lane.js";
 import { CallScheduler, type Lanes } from "./scheduler.js";
@@ -79,12 +80,13 @@ class ChannelQueue extends ChannelLane<Job> {
     readonly target: PostTarget,
     private readonly rules: ChannelRules,
     now: number,
+    pace: Allowance,
   ) {
-    super(rules, now);
+    super(rules, now, pace);
   }
 
-  start(now: number): Promise<unknown> {
-    const job = this.begin(now);
+  start(): Promise<unknown> {
+    const job = this.begin();
     this.inFlight = true;
     job.attempts++;
     return job.run(job.attempts);
@@ -136,6 +138,7 @@ export class PostGate {
   private readonly rules: ChannelRules;
   private readonly scheduler: CallScheduler;
   private readonly channels: Lanes<ChannelQueue>;
+  private readonly method: string;
   private seq = 0;
 
   constructor(options: PostGateOptions = {}) {
@@ -149,7 +152,8 @@ export class PostGate {
     new TokenBucket(this.rules.perMinute, this.rules.burst);
     this.scheduler = options.scheduler ?? new CallScheduler();
     const onRateLimited = options.onRateLimited;
-    this.channels = this.scheduler.register<ChannelQueue>(options.method ?? "chat.postMessage", {
+    this.method = options.method ?? "chat.postMessage";
+    this.channels = this.scheduler.register<ChannelQueue>(this.method, {
       perMinute: options.workspacePerMinute ?? 250,
       burst: options.workspaceBurst ?? 10,
       window: options.workspaceWindow ?? false,
@@ -163,11 +167,11 @@ export class PostGate {
     if (this.channels.closed) return Promise.reject(new PostGateError("closed"));
     const now = this.scheduler.clock.now();
     const { team, channel } = target;
-    const queue = this.channels.get(
-      team,
-      target.lane ?? channel,
-      () => new ChannelQueue({ team, channel }, this.rules, now),
-    );
+    const lane = target.lane ?? channel;
+    const queue = this.channels.get(team, lane, () => {
+      const pace = this.scheduler.allowance({ team, method: this.method, lane }, this.rules);
+      return new ChannelQueue({ team, channel }, this.rules, now, pace);
+    });
     return new Promise<T>((resolve, reject) => {
       queue.queue.push({
         run: fn,

@@ -1,9 +1,9 @@
+import type { Allowance, AllowanceRules, AllowanceScope, Allowances } from "../rate/allowance.js";
 import { backoffMs, type Clock, systemClock } from "../time.js";
 import { Alarm } from "./alarm.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { type Lane, type Lanes, type MethodBudget, notify } from "./lane.js";
-import { SlidingWindow } from "./sliding-window.js";
-import { TokenBucket } from "./token-bucket.js";
+import { localAllowances } from "./local-allowances.js";
 
 export type { Lane, Lanes, MethodBudget } from "./lane.js";
 
@@ -12,6 +12,13 @@ export interface SchedulerOptions {
   clock?: Clock;
   /** Jitter source of the backoff, in [0, 1); default Math.random. Tests pass a constant. */
   random?: () => number;
+  /**
+   * Where each workspace's budgets (per method, and per lane for the policies whose lanes
+   * have a pace of their own) are kept; default this process's memory. Replicas pass budgets
+   * kept in the database they share (store/postgres/budgets/), so that together they make no
+   * more calls than one would, and a 429 met by one holds back all.
+   */
+  allowances?: Allowances;
 }
 
 /** No single backoff is longer, ms. */
@@ -32,18 +39,16 @@ interface Entry {
   notBefore: number;
 }
 
-/** A method's allowance in one workspace: a paced bucket, or a window (MethodBudget.window). */
-type Allowance = Pick<TokenBucket, "readyAt" | "tryTake">;
-
-function allowance(budget: { perMinute: number; burst: number; window?: boolean }): Allowance {
-  return budget.window
-    ? new SlidingWindow(budget.perMinute)
-    : new TokenBucket(budget.perMinute, budget.burst);
+/** A method's allowance rules, without the policy's hooks. */
+function rulesOf(budget: MethodBudget<Lane>): AllowanceRules {
+  const { perMinute, burst, window } = budget;
+  return window === undefined ? { perMinute, burst } : { perMinute, burst, window };
 }
 
 /** One method in one workspace. */
 interface Share {
   method: Method;
+  /** The method's budget in the workspace: a paced bucket, or a window (MethodBudget.window). */
   bucket: Allowance;
   /** A 429 that pauses the whole method: nothing of it goes before then. */
   pausedUntil: number;
@@ -66,6 +71,7 @@ interface Workspace {
 export class CallScheduler {
   readonly clock: Clock;
   private readonly random: () => number;
+  private readonly allowances: Allowances;
   private readonly methods = new Map<string, Method>();
   private readonly workspaces = new Map<string, Workspace>();
   private closed = false;
@@ -73,13 +79,14 @@ export class CallScheduler {
   constructor(options: SchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.allowances = options.allowances ?? localAllowances;
   }
 
   /** Gives `name` its budget; one policy per method, so registering twice throws. */
   register<L extends Lane>(name: string, budget: MethodBudget<L>): Lanes<L> {
     if (this.methods.has(name)) throw new Error(`${name} already has a budget`);
-    // Fail at registration, not at the first call.
-    allowance(budget);
+    // Fail at registration, not at the first call (in memory: nothing is written anywhere).
+    localAllowances({ team: "", method: name }, rulesOf(budget as MethodBudget<Lane>));
     const method: Method = {
       name,
       budget: budget as MethodBudget<Lane>,
@@ -132,6 +139,14 @@ export class CallScheduler {
     return Math.max(0, ready - now);
   }
 
+  /**
+   * The allowance of a lane with a pace of its own (a channel's posts), kept where the
+   * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
+   */
+  allowance(scope: Required<AllowanceScope>, rules: AllowanceRules): Allowance {
+    return this.allowances(scope, rules);
+  }
+
   /** Stops every method; the workspaces' alarms are cleared. */
   close(): void {
     this.closed = true;
@@ -162,7 +177,7 @@ export class CallScheduler {
     const ws = this.workspace(team);
     const found = ws.shares.get(method.name);
     if (found) return found;
-    const bucket = allowance(method.budget);
+    const bucket = this.allowances({ team, method: method.name }, rulesOf(method.budget));
     const share: Share = {
       method,
       bucket,
@@ -214,6 +229,9 @@ export class CallScheduler {
       }
       if (!best) return nextReady;
       if (!share.bucket.tryTake(now)) return share.bucket.readyAt(now);
+      // A lane's own pace kept in a shared database may have been spent by another replica
+      // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).
+      if (best.lane.take && !best.lane.take(now)) continue;
       this.dispatch(ws, share, best, now);
     }
   }
@@ -251,8 +269,14 @@ export class CallScheduler {
     if (failure.kind === "rate_limited") {
       method.rateLimited++;
       const until = now + failure.retryAfterMs;
-      if (method.budget.pauses === "lane") entry.notBefore = Math.max(entry.notBefore, until);
-      else share.pausedUntil = Math.max(share.pausedUntil, until);
+      // Shared budgets carry the pause to the other replicas too.
+      if (method.budget.pauses === "lane") {
+        entry.notBefore = Math.max(entry.notBefore, until);
+        entry.lane.pauseUntil?.(until);
+      } else {
+        share.pausedUntil = Math.max(share.pausedUntil, until);
+        share.bucket.pauseUntil?.(until);
+      }
       notify(() => method.budget.onRateLimited?.(entry.lane, failure.retryAfterMs));
     }
     const retry = entry.lane.failed(failure, error, now);

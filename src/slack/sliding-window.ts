@@ -1,3 +1,6 @@
+import type { Allowance } from "../rate/allowance.js";
+import { inWindow, type WindowRules, windowReadyAt, windowRules } from "../rate/window.js";
+
 /**
  * At most `limit` takes in any window of `windowMs` (default a minute), with no pace inside
  * it: the whole window's allowance may go at once. Slack's Tier 2 methods allow about 20
@@ -6,28 +9,22 @@
  *
  * The same two questions as a token bucket (token-bucket.ts), so the scheduler takes either.
  */
-export class SlidingWindow {
+export class SlidingWindow implements Allowance {
+  private readonly rules: WindowRules;
   /** When each take within the last window happened, oldest first. */
   private readonly takes: number[] = [];
 
-  constructor(
-    private readonly limit: number,
-    private readonly windowMs = 60_000,
-  ) {
-    if (!(limit >= 1)) throw new RangeError(`limit must be >= 1, got ${limit}`);
+  constructor(limit: number, windowMs = 60_000) {
+    this.rules = windowRules(limit, windowMs);
   }
 
   /**
    * The earliest instant at which a take is allowed, once `ahead` takes (default 0) have gone
-   * before it. Takes beyond this window's are placed in later windows, a window apart.
+   * before it (rate/window.ts).
    */
   readyAt(now: number, ahead = 0): number {
     this.forget(now);
-    const over = this.takes.length + ahead - this.limit;
-    if (over < 0) return now;
-    const windows = Math.floor(over / this.limit);
-    const leaving = this.takes[over % this.limit] ?? now;
-    return Math.max(now, leaving + (windows + 1) * this.windowMs);
+    return windowReadyAt(this.takes, now, ahead, this.rules);
   }
 
   /** Takes one if allowed at `now`; false (and nothing taken) otherwise. */
@@ -38,7 +35,7 @@ export class SlidingWindow {
   }
 
   private forget(now: number): void {
-    while (this.takes.length > 0 && (this.takes[0] as number) <= now - this.windowMs) {
+    while (this.takes.length > 0 && !inWindow(this.takes[0] as number, now, this.rules)) {
       this.takes.shift();
     }
   }

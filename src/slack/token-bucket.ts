@@ -1,27 +1,24 @@
+import type { Allowance } from "../rate/allowance.js";
+import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt, gcraRules } from "../rate/gcra.js";
+
 /**
- * A token bucket kept as one number, the "theoretical arrival time" (the GCRA form): a
- * bucket of `capacity` tokens refilled at `perMinute`, starting full. Keeping a time rather
- * than a fractional token count means a timer armed for `readyAt()` finds the token there,
- * with no rounding drift over a long run.
+ * A token bucket kept as one number, the "theoretical arrival time" (the GCRA form,
+ * rate/gcra.ts): a bucket of `capacity` tokens refilled at `perMinute`, starting full.
+ * Keeping a time rather than a fractional token count means a timer armed for `readyAt()`
+ * finds the token there, with no rounding drift over a long run.
  *
  * Over any window of W ms it lets through at most `capacity + perMinute * W / 60_000` takes.
  */
-export class TokenBucket {
-  /** ms between two tokens at the sustained rate. */
-  private readonly spacingMs: number;
-  /** How far ahead of `now` the theoretical arrival time may run: the burst allowance. */
-  private readonly toleranceMs: number;
-  private arrival = Number.NEGATIVE_INFINITY;
+export class TokenBucket implements Allowance {
+  private readonly rules: GcraRules;
+  private arrival = FULL;
 
   /**
    * @param perMinute sustained rate, tokens per minute (> 0)
    * @param capacity burst size, tokens (>= 1)
    */
   constructor(perMinute: number, capacity: number) {
-    if (!(perMinute > 0)) throw new RangeError(`perMinute must be > 0, got ${perMinute}`);
-    if (!(capacity >= 1)) throw new RangeError(`capacity must be >= 1, got ${capacity}`);
-    this.spacingMs = 60_000 / perMinute;
-    this.toleranceMs = (Math.floor(capacity) - 1) * this.spacingMs;
+    this.rules = gcraRules(perMinute, capacity);
   }
 
   /**
@@ -29,14 +26,13 @@ export class TokenBucket {
    * `ahead` takes (default 0) have gone before it.
    */
   readyAt(now: number, ahead = 0): number {
-    const arrival = Math.max(this.arrival, now);
-    return Math.max(now, Math.ceil(arrival + ahead * this.spacingMs - this.toleranceMs));
+    return gcraReadyAt(this.arrival, now, ahead, this.rules);
   }
 
   /** Takes a token if one is available at `now`; false (and nothing taken) otherwise. */
   tryTake(now: number): boolean {
     if (this.readyAt(now) > now) return false;
-    this.arrival = Math.max(this.arrival, now) + this.spacingMs;
+    this.arrival = gcraAfterTake(this.arrival, now, this.rules);
     return true;
   }
 }

@@ -6,6 +6,7 @@ import { cachedVerdict } from "../observability/verdict-cache.js";
 import { ServiceBudget } from "../service/budget.js";
 import { ServiceClient } from "../service/client.js";
 import type { CredentialSource } from "../service/credential.js";
+import type { SlotWindows } from "../service/slot-window.js";
 import type { Clock } from "../time.js";
 
 /** Who the bridge's requests are sent as, and where each request is told (people.ts). */
@@ -18,18 +19,23 @@ export interface ServiceIdentity {
  * The service side: one budget (a lane per token), the bridge's client and the readiness
  * probe's. The bridge's client sends each request as its identity says and logs it, naming
  * the identity and never the token; the probe always asks with the shared token.
+ *
+ * `windows`: where each token's budget is kept; default this process's memory. Replicas on
+ * one PostgreSQL database pass `sharedBudgets(db).slotWindows`.
  */
 export function wireService(
   config: Config,
   clock: Clock,
   metrics: Metrics,
   identity?: ServiceIdentity,
+  windows?: SlotWindows,
 ) {
   const { baseUrl, token, assistantId } = config.service;
   const budget = new ServiceBudget({
     runStartsPerMinute: config.service.runStartsPerMinute,
     requestsPerMinute: config.service.requestsPerMinute,
     clock,
+    ...(windows && { windows }),
   });
   const service = new ServiceClient({
     baseUrl,

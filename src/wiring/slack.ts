@@ -3,6 +3,7 @@ import type { ReplyTarget, ThreadHistory } from "../bridge/ports.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
+import type { Allowances } from "../rate/allowance.js";
 import { Admission } from "../slack/admission.js";
 import { WithAgentSurface } from "../slack/agent-surface.js";
 import type { Workspaces } from "../slack/installation.js";
@@ -28,9 +29,14 @@ import { wireAgentSurface } from "./agent-surface.js";
  * the edit, post and note policies on it, the reply strategy, people and thread history, and
  * who may use the bot.
  */
-export interface SlackHooks {
+export interface SlackOptions {
   /** The person stopped a streamed answer with Slack's own control: stop the turn. */
   onStreamStopped?: (target: ReplyTarget) => void;
+  /**
+   * Where each workspace's Slack budgets are kept (the scheduler's); default this process's
+   * memory. Replicas on one PostgreSQL database pass `sharedBudgets(db).allowances`.
+   */
+  allowances?: Allowances;
 }
 
 /**
@@ -45,11 +51,14 @@ export function wireSlack(
   clock: Clock,
   metrics: Metrics,
   logger: Logger,
-  hooks: SlackHooks = {},
+  hooks: SlackOptions = {},
 ) {
   // Every call goes to the Web API of the workspace it concerns, with that workspace's token.
   const slack = (team: string) => workspaces.slack(team);
-  const scheduler = new CallScheduler({ clock });
+  const scheduler = new CallScheduler({
+    clock,
+    ...(hooks.allowances && { allowances: hooks.allowances }),
+  });
   const pacer = new Pacer<ReplyPayload>(
     (target, payload) =>
       slack(target.team).updateMessage({ channel: target.channel, ts: target.ts, ...payload }),

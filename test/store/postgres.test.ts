@@ -119,6 +119,9 @@ describe("the PostgreSQL stores", () => {
     );
     expect(tables.map((t) => t.name)).toEqual([
       "assistant_choices",
+      "budget_buckets",
+      "budget_pauses",
+      "budget_slots",
       "conversation_leases",
       "conversations",
       "feedback",

@@ -123,6 +123,27 @@ export const MIGRATIONS: readonly string[] = [
      CHECK (enterprise <> '' OR team <> '')
    );
    CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
+  // 3: the rate budgets replicas share (store/postgres/budgets/), each keyed by a string that
+  // names it (`slack:T123:chat.update`, `service:token:<fingerprint>:run_start`), never a
+  // secret. UNLOGGED: a take commits without waiting for the disk, and what a crash of the
+  // server loses is at most a minute of budget, which Slack's and the service's own limits
+  // cover. Times are epoch ms as DOUBLE PRECISION: a GCRA arrival time is fractional, and the
+  // server's arithmetic on it must be JavaScript's (IEEE doubles both).
+  `CREATE UNLOGGED TABLE budget_buckets (
+     key TEXT PRIMARY KEY,
+     arrival DOUBLE PRECISION NOT NULL
+   );
+   CREATE UNLOGGED TABLE budget_slots (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     key TEXT NOT NULL,
+     until_at DOUBLE PRECISION NOT NULL,
+     held BOOLEAN NOT NULL
+   );
+   CREATE INDEX budget_slots_by_key ON budget_slots (key, until_at);
+   CREATE UNLOGGED TABLE budget_pauses (
+     key TEXT PRIMARY KEY,
+     paused_until DOUBLE PRECISION NOT NULL
+   );`,
 ];
 
 /**

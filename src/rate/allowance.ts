@@ -1,0 +1,41 @@
+/**
+ * What a rate budget is to whoever spends it (the Slack call scheduler, a channel's lane): the
+ * two questions a token bucket and a sliding window both answer, kept in this process's
+ * memory or, with several replicas, in the database they share.
+ */
+export interface Allowance {
+  /**
+   * The earliest instant (ms, the clock of `now`) at which a take can succeed, once `ahead`
+   * takes (default 0) have gone before it. Read-only.
+   */
+  readyAt(now: number, ahead?: number): number;
+  /** Takes one if allowed at `now`; false (and nothing taken) otherwise. */
+  tryTake(now: number): boolean;
+  /**
+   * A 429 said to wait until `until`: no take succeeds before then, and readyAt says so. Only a
+   * shared allowance needs it, so that a 429 met by one replica holds every replica back; in
+   * one process the scheduler keeps the pause itself.
+   */
+  pauseUntil?(until: number): void;
+}
+
+/** A method's budget in one workspace, or a lane's own pace. */
+export interface AllowanceRules {
+  /** Sustained takes per minute (> 0); with `window`, takes in any 60 s. */
+  perMinute: number;
+  /** Takes that may go back to back (>= 1); unused with `window`. */
+  burst: number;
+  /** A sliding window of a minute with no pace inside it, instead of a token bucket. */
+  window?: boolean;
+}
+
+/** Whose budget: a method in a workspace, or one lane of it (a channel's posts). */
+export interface AllowanceScope {
+  team: string;
+  method: string;
+  /** The lane (a channel, a message) with a pace of its own; absent: the workspace's. */
+  lane?: string;
+}
+
+/** Makes the allowance of a scope; called again for a scope whose lane was forgotten. */
+export type Allowances = (scope: AllowanceScope, rules: AllowanceRules) => Allowance;

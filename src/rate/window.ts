@@ -1,0 +1,39 @@
+/**
+ * The arithmetic of a sliding window (at most `limit` takes in any `windowMs`, with no pace
+ * inside it), as a pure function of the takes: the in-memory window (slack/sliding-window.ts)
+ * and the one replicas share in PostgreSQL (store/postgres/budgets/window.ts) both use it.
+ */
+export interface WindowRules {
+  /** Takes allowed in any window (>= 1). */
+  limit: number;
+  /** The window's length, ms. */
+  windowMs: number;
+}
+
+export function windowRules(limit: number, windowMs = 60_000): WindowRules {
+  if (!(limit >= 1)) throw new RangeError(`limit must be >= 1, got ${limit}`);
+  return { limit, windowMs };
+}
+
+/** Whether a take made at `at` still counts at `now`. */
+export function inWindow(at: number, now: number, rules: WindowRules): boolean {
+  return at > now - rules.windowMs;
+}
+
+/**
+ * The earliest instant at which a take is allowed, once `ahead` takes have gone before it.
+ * `takes` are the instants of the takes still in the window at `now`, oldest first. Takes
+ * beyond this window's are placed in later windows, a window apart.
+ */
+export function windowReadyAt(
+  takes: readonly number[],
+  now: number,
+  ahead: number,
+  rules: WindowRules,
+): number {
+  const over = takes.length + ahead - rules.limit;
+  if (over < 0) return now;
+  const windows = Math.floor(over / rules.limit);
+  const leaving = takes[over % rules.limit] ?? now;
+  return Math.max(now, leaving + (windows + 1) * rules.windowMs);
+}

@@ -1,0 +1,10 @@
+import type { Allowances } from "../rate/allowance.js";
+import { SlidingWindow } from "./sliding-window.js";
+import { TokenBucket } from "./token-bucket.js";
+
+/**
+ * Budgets in this process's memory: the default, right for one process (SQLite). Replicas
+ * sharing a database share their budgets there instead (store/postgres/budgets/).
+ */
+export const localAllowances: Allowances = (_scope, rules) =>
+  rules.window ? new SlidingWindow(rules.perMinute) : new TokenBucket(rules.perMinute, rules.burst);

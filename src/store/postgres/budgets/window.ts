@@ -1,0 +1,58 @@
+import type { Allowance } from "../../../rate/allowance.js";
+import { type WindowRules, windowReadyAt } from "../../../rate/window.js";
+import type { BudgetDb } from "./budget-db.js";
+import { pause } from "./pauses.js";
+import type { SlotRows, SlotTable } from "./slots.js";
+
+/**
+ * A sliding window (rate/window.ts) that replicas share: each take is a slot of
+ * `budget_slots` that counts for one window. A take is one short transaction under the key's
+ * lock (SlotTable.occupy); readyAt reads the key's slots and computes with the same function
+ * as the in-memory window, and what it read is kept for the rest of the same millisecond.
+ */
+export class PostgresWindow implements Allowance {
+  private seen: { now: number; rows: SlotRows } | undefined;
+
+  constructor(
+    private readonly budgets: BudgetDb,
+    private readonly slots: SlotTable,
+    private readonly key: string,
+    private readonly rules: WindowRules,
+  ) {}
+
+  readyAt(now: number, ahead = 0): number {
+    const rows = this.read(now);
+    if (!rows) return this.budgets.retryAt(now);
+    // A take made at t counts until t + windowMs.
+    const takes = rows.freeAt.map((until) => until - this.rules.windowMs);
+    return Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
+  }
+
+  tryTake(now: number): boolean {
+    this.seen = undefined;
+    const { limit, windowMs } = this.rules;
+    const slot = this.budgets.attempt(
+      now,
+      () => this.slots.occupy(this.key, now, { limit, untilAt: now + windowMs, held: false }),
+      () => undefined,
+    );
+    if (slot === undefined) this.budgets.refused();
+    return slot !== undefined;
+  }
+
+  pauseUntil(until: number): void {
+    this.seen = undefined;
+    this.budgets.tell(() => pause(this.budgets.db, this.key, until));
+  }
+
+  private read(now: number): SlotRows | undefined {
+    if (this.seen?.now === now) return this.seen.rows;
+    const rows = this.budgets.attempt(
+      now,
+      () => this.slots.read(this.key, now),
+      () => undefined,
+    );
+    this.seen = rows && { now, rows };
+    return rows;
+  }
+}

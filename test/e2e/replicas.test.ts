@@ -1,0 +1,210 @@
+/**
+ * Three copies of the bot (child processes) on one PostgreSQL database, as behind a load
+ * balancer: questions reach them at random, Slack's retries reach another copy, and one copy
+ * is SIGKILLed in the middle. Every question must be answered once, in its thread's order,
+ * with the exact text, and the Slack calls must stay what one copy would make.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
+import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import {
+  appMention,
+  eventEnvelope,
+  messageEvent,
+  nextTs,
+  type Payload,
+} from "../../src/devtools/slack-requests.js";
+import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { hasStopButton } from "../support/bridge-harness.js";
+import { type ChildBot, childEnv, startChildBot } from "../support/child-bot.js";
+import { testDatabase } from "../support/postgres.js";
+
+const THREADS = 20;
+const PER_THREAD = 5;
+const CHANNELS = 10;
+/** Budgets raised above Slack's and the service's real ones, and told to the bot alike, so
+ * that 100 answers finish in seconds; the replicas must still share them. */
+const SLACK_LIMITS = {
+  "chat.update": 600,
+  "chat.postMessage": 600,
+  "conversations.replies": 600,
+  "assistant.threads.setStatus": 600,
+  "agents.sessions.setStatus": 600,
+  "agents.sessions.rename": 600,
+} as const;
+const SERVICE_LIMIT = 600;
+
+let sim: RunningSimulator;
+let slack: FakeSlack;
+const replicas: ChildBot[] = [];
+
+beforeEach(async () => {
+  sim = await startSimulator({
+    queueDelayMs: 10,
+    answer: { length: 120, tokensPerSecond: 200 },
+    limits: { runStartsPerMinute: SERVICE_LIMIT, requestsPerMinute: 6_000 },
+  });
+  slack = await startFakeSlack({ limits: SLACK_LIMITS, postBurst: 5 });
+});
+
+afterEach(async () => {
+  for (const replica of replicas.splice(0)) await replica.kill("SIGKILL");
+  await slack.close();
+  await sim.close();
+});
+
+async function launch(databaseUrl: string): Promise<ChildBot> {
+  const bot = await startChildBot(
+    childEnv({
+      slackApiUrl: slack.apiUrl,
+      serviceUrl: sim.url,
+      databasePath: "/nonexistent/unused.db",
+      extra: {
+        DATABASE_URL: databaseUrl,
+        LEASE_SECONDS: "3",
+        LOG_LEVEL: "info",
+        // Each question would read its thread first (conversations.replies, Tier 3 per
+        // workspace): 100 questions in a minute wait on that, whatever the replicas do.
+        THREAD_CONTEXT_CHARS: "0",
+        SLACK_UPDATES_PER_MINUTE: "500",
+        ASSISTANT_RUN_STARTS_PER_MINUTE: String(SERVICE_LIMIT),
+      },
+    }),
+  );
+  replicas.push(bot);
+  return bot;
+}
+
+interface Question {
+  thread: number;
+  index: number;
+  channel: string;
+  user: string;
+  threadTs: string;
+  text: string;
+}
+
+/** The questions of one round: the `index`-th message of every thread. */
+function round(index: number, roots: string[]): { question: Question; event: Payload }[] {
+  return roots.map((root, thread) => {
+    const channel = `C0REPL${thread % CHANNELS}`;
+    const user = `U0PERSON${thread}`;
+    const ts = index === 0 ? root : nextTs();
+    const text = `Thread ${thread}, question ${index}: what comes next?`;
+    slack.seedMessage({ channel, ts, user, text, ...(index === 0 ? {} : { thread_ts: root }) });
+    const event =
+      index === 0
+        ? appMention({ channel, user, text: `<@UBOT> ${text}`, ts })
+        : messageEvent({ channel, channel_type: "channel", user, text, ts, thread_ts: root });
+    return {
+      question: { thread, index, channel, user, threadTs: root, text },
+      event: eventEnvelope(event),
+    };
+  });
+}
+
+/** Delivers an event to a live replica at random; another one when it cannot be reached. */
+async function deliver(event: Payload, live: ChildBot[], retryNum?: number): Promise<void> {
+  const order = [...live].sort(() => Math.random() - 0.5);
+  for (const replica of order) {
+    const response = await replica
+      .post("event", event, retryNum === undefined ? {} : { retryNum })
+      .catch(() => undefined);
+    if (response?.status === 200) return;
+  }
+  throw new Error("no replica took the event");
+}
+
+describe("three replicas on one PostgreSQL database", () => {
+  it("answers 100 questions over 20 threads once each, in order, with one replica killed", async () => {
+    const url = await testDatabase();
+    const bots = await Promise.all([launch(url), launch(url), launch(url)]);
+    let live = [...bots];
+    const roots = Array.from({ length: THREADS }, () => nextTs());
+    const asked: Question[] = [];
+    for (let index = 0; index < PER_THREAD; index++) {
+      if (index === 2) {
+        // Answers are being written: one replica dies in the middle of them.
+        await slack.waitFor(() => sim.control.counts().runs >= THREADS + 5, 30_000);
+        const [victim] = live;
+        await victim?.kill("SIGKILL");
+        live = live.slice(1);
+      }
+      await Promise.all(
+        round(index, roots).map(async ({ question, event }, n) => {
+          asked.push(question);
+          await deliver(event, live);
+          // Slack delivers some events again (a slow acknowledgement), to whichever copy.
+          if (n % 3 === 0) await deliver(event, live, 1);
+        }),
+      );
+    }
+
+    await slack.waitFor((s) => {
+      return roots.every((root, thread) => {
+        const replies = s.replies(`C0REPL${thread % CHANNELS}`, root);
+        return replies.length === PER_THREAD && replies.every((m) => !hasStopButton(m));
+      });
+    }, 120_000);
+
+    expect(asked).toHaveLength(THREADS * PER_THREAD);
+    expect(sim.control.counts()).toEqual({
+      threads: THREADS,
+      messages: THREADS * PER_THREAD,
+      runs: THREADS * PER_THREAD,
+    });
+    for (const [thread, root] of roots.entries()) {
+      const channel = `C0REPL${thread % CHANNELS}`;
+      const serviceThread = serviceThreadOf(thread);
+      // The questions reached the service in the thread's order ...
+      const questions = sim.control.messages(serviceThread).filter((m) => m.role === "user");
+      expect(questions.map((m) => m.content.split("\n").at(-1))).toEqual(
+        Array.from(
+          { length: PER_THREAD },
+          (_, i) => `Thread ${thread}, question ${i}: what comes next?`,
+        ),
+      );
+      // ... and each reply, in the same order, ends with its run's exact text; unless the
+      // replica died between sending the run's start and learning its id (nobody ever read
+      // that run): the interface cannot find a thread's runs, so that turn says it may not
+      // have started rather than start a second run.
+      const runs = sim.control
+        .runs()
+        .filter((r) => r.threadId === serviceThread)
+        .sort(
+          (a, b) => order(questions, a.triggerMessageId) - order(questions, b.triggerMessageId),
+        );
+      const transcript = slack.threadTranscript(channel, root);
+      expect(transcript).toHaveLength(PER_THREAD);
+      for (const [i, run] of runs.entries()) {
+        expect(run.status).toBe("completed");
+        if (transcript[i]?.includes(START_UNCONFIRMED) && neverRead(run.id)) continue;
+        expect(transcript[i]).toContain(run.output?.[0]?.text ?? "missing");
+      }
+    }
+    // One message per answer, whichever replica wrote it, took it over, or saw a retry.
+    expect(slack.callsTo("chat.postMessage").filter((c) => c.ok)).toHaveLength(
+      THREADS * PER_THREAD,
+    );
+    expect(slack.rateLimited).toBe(0);
+  }, 180_000);
+});
+
+function serviceThreadOf(thread: number): string {
+  const found = sim.control
+    .threads()
+    .find((t) =>
+      sim.control.messages(t.id).some((m) => m.content.includes(`Thread ${thread}, question 0:`)),
+    );
+  if (!found) throw new Error(`no service thread for thread ${thread}`);
+  return found.id;
+}
+
+/** No request ever named the run: whoever started it never learnt its id. */
+function neverRead(runId: string): boolean {
+  return !sim.control.requests.some((r) => r.path.includes(`/run/${runId}`));
+}
+
+function order(messages: { id: string }[], id: string): number {
+  return messages.findIndex((m) => m.id === id);
+}

@@ -1,0 +1,30 @@
+/**
+ * Replicas of the bot's budgets for a test: each its own connection (as each replica is its
+ * own process) to one schema of the test's own, with the budgets shared there. Closed, and the
+ * schema dropped, once the test has finished.
+ */
+import { onTestFinished } from "vitest";
+import {
+  type SharedBudgetOptions,
+  type SharedBudgets,
+  sharedBudgets,
+} from "../../src/store/postgres/budgets/shared-budgets.js";
+import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
+import { postgresUrl, testSchema } from "./postgres.js";
+
+export interface Replica {
+  db: SyncPostgres;
+  budgets: SharedBudgets;
+}
+
+export function replicas(count: 2, options?: SharedBudgetOptions): [Replica, Replica];
+export function replicas(count: 1, options?: SharedBudgetOptions): [Replica];
+export function replicas(count: number, options: SharedBudgetOptions = {}): Replica[] {
+  const schema = testSchema();
+  return Array.from({ length: count }, () => {
+    const db = new SyncPostgres(postgresUrl(), { schema });
+    // Registered after the schema's drop, and run before it (last registered first).
+    onTestFinished(() => db.close());
+    return { db, budgets: sharedBudgets(db, options) };
+  });
+}
