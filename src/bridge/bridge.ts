@@ -377,9 +377,22 @@ export class Bridge {
   }
 
   private async stopTurn(turn: Turn, user: string): Promise<boolean> {
-    // A turn this process does not hold (finished meanwhile, or the bot is stopping).
-    const live =
-      this.live.get(turn.id) ?? new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
-    return this.deps.runner.stop(live, user);
+    const live = this.live.get(turn.id);
+    if (live) return this.deps.runner.stop(live, user);
+    // Its run exists: stopped at the service, whichever replica follows it sees it end.
+    if (turn.runId !== null) return this.deps.runner.stop(this.unheld(turn), user);
+    // Another replica holds the conversation: it stops the turn at its next step.
+    if (!this.leases.claim(turn.conversationId)) return this.deps.turns.requestStop(turn.id, user);
+    // Nobody does (finished meanwhile, recorded while stopping, a replica died): ended here.
+    try {
+      return await this.deps.runner.stop(this.unheld(turn), user);
+    } finally {
+      this.guarded(() => this.drained(turn.conversationId));
+    }
+  }
+
+  /** A turn this process does not run, as the runner's stop takes it. */
+  private unheld(turn: Turn): LiveTurn {
+    return new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
   }
 }

@@ -86,6 +86,7 @@ export class TurnRunner {
     }
     live.stage = "running";
     live.runId = turn.runId ?? undefined;
+    heedStopRequest(turn, live);
     try {
       const end = await this.work(turn, live);
       if (end) await this.end(turn, live, end.ending, end.run);
@@ -155,6 +156,7 @@ export class TurnRunner {
       if (!step) break;
       turn = await step(turn, context);
       live.runId = turn.runId ?? undefined;
+      heedStopRequest(turn, live);
     }
     // Stopped (or unshowable) while the start was on its way: the run exists, so it is stopped and followed.
     if ((live.stopped || live.unshown !== undefined) && live.runId) {
@@ -267,4 +269,9 @@ export class TurnRunner {
       return false;
     }
   }
+}
+
+/** A stop asked from another replica (recorded on the turn) counts as one asked here. */
+function heedStopRequest(turn: Turn, live: LiveTurn): void {
+  if (turn.stopRequestedBy !== null) live.stoppedBy ??= turn.stopRequestedBy;
 }

@@ -100,6 +100,11 @@ export interface TurnStore {
    * many; a result of `limit` means there may be more.
    */
   purgeTexts(finishedBefore: number, limit: number): number;
+  /**
+   * Asks whoever runs the unfinished turn to stop it (`Turn.stopRequestedBy`; the first
+   * request stands); false when the turn is finished or unknown.
+   */
+  requestStop(id: string, user: string): boolean;
 
   recordContent(id: string, content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">): Turn;
   recordPostAttempt(id: string): Turn;

@@ -35,6 +35,7 @@ export interface TurnRow {
   reply_parts: string;
   model_used: string | null;
   error: string | null;
+  stop_requested_by: string | null;
   created_at: number;
 }
 
@@ -82,6 +83,7 @@ export const toTurn = (r: TurnRow): Turn => ({
   modelUsed: r.model_used,
   error: r.error,
   createdAt: r.created_at,
+  stopRequestedBy: r.stop_requested_by ?? null,
 });
 
 /** Every column a transition may change, by column name. */

@@ -73,6 +73,12 @@ export interface Turn {
   modelUsed: string | null;
   error: string | null;
   createdAt: number;
+  /**
+   * Who asked to stop the turn from a replica that does not run it, before its run existed
+   * (`TurnStore.requestStop`); the replica running it stops it at its next step. Not a
+   * transition: no transition writes it, so none can undo it.
+   */
+  stopRequestedBy: string | null;
 }
 
 export interface NewTurn {
@@ -147,6 +153,7 @@ export function receivedTurn(input: NewTurn, id: string, now: number): Turn {
     modelUsed: null,
     error: null,
     createdAt: now,
+    stopRequestedBy: null,
   };
 }
 

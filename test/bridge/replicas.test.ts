@@ -184,3 +184,46 @@ describe("replicas sharing one database", () => {
     expect(b.replies.story(turn).at(-1)).toMatch(/^finish:/);
   });
 });
+
+describe("a stop pressed in another replica", () => {
+  it("stops a queued turn there through the database, and nothing is sent for it", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    const held = c.service.hold("startRun");
+    const first = question();
+    a.bridge.accept(first);
+    await held.entered;
+    const second = question({ threadTs: first.threadTs, mentioned: false });
+    b.bridge.accept(second);
+    // The person presses Stop on the second answer; the press reaches B, which does not run it.
+    expect(await b.bridge.stop(turnOf(c.stores, second), "U1", { team: "T1", channel: "C1" })).toBe(
+      "stopped",
+    );
+    held.release();
+    await a.bridge.idle();
+    expect(c.stores.turns.byId(turnOf(c.stores, second))).toMatchObject({
+      state: "finished",
+      outcome: "stopped",
+    });
+    expect(a.replies.story(turnOf(c.stores, second)).at(-1)).toMatch(/^finish:stopped/);
+    expect(c.service.count("postMessage")).toBe(1);
+    expect(c.service.count("startRun")).toBe(1);
+  });
+
+  it("stops a run there at the service, and its holder shows it stopped", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    c.service.hang = true;
+    const streaming = c.service.hold("streamRun");
+    const asked = question();
+    a.bridge.accept(asked);
+    await streaming.entered;
+    streaming.release();
+    const turn = turnOf(c.stores, asked);
+    expect(await b.bridge.stop(turn, "U1", { team: "T1", channel: "C1" })).toBe("stopped");
+    await a.bridge.idle();
+    expect(c.service.count("stopRun")).toBe(1);
+    expect(c.stores.turns.byId(turn)?.outcome).toBe("stopped");
+    expect(b.replies.story(turn)).toEqual([]);
+  });
+});

@@ -125,6 +125,24 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(turns.conversationsAskedIn("T", "U1")).toContain(first);
   });
 
+  it("keeps the first stop asked for an unfinished turn through its transitions, none for a finished one", () => {
+    const stores = open();
+    const id = newTurn(stores, "1.1")?.id ?? "";
+    expect(stores.turns.byId(id)?.stopRequestedBy).toBeNull();
+    expect(stores.turns.requestStop(id, "U1")).toBe(true);
+    expect(stores.turns.requestStop(id, "U2")).toBe(true);
+    const composed = stores.turns.recordContent(id, {
+      serviceContent: "q",
+      contextThroughTs: null,
+      notes: [],
+    });
+    expect(composed.stopRequestedBy).toBe("U1");
+    expect(stores.turns.byId(id)?.stopRequestedBy).toBe("U1");
+    stores.turns.finish(id, { outcome: "stopped" });
+    expect(stores.turns.requestStop(id, "U1")).toBe(false);
+    expect(stores.turns.requestStop("no-such-turn", "U1")).toBe(false);
+  });
+
   it("moves a turn through every state and keeps what each transition recorded", () => {
     const stores = open();
     const { turns } = stores;

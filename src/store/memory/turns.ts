@@ -62,6 +62,13 @@ export class MemoryTurnStore extends TurnEvents implements TurnStore {
     return new Set(ids);
   }
 
+  requestStop(id: string, user: string): boolean {
+    const turn = this.rows.get(id);
+    if (!turn || turn.state === "finished") return false;
+    this.rows.set(id, { ...turn, stopRequestedBy: turn.stopRequestedBy ?? user });
+    return true;
+  }
+
   purgeTexts(finishedBefore: number, limit: number): number {
     const due = [...this.textsKept]
       .filter(([, finishedAt]) => finishedAt < finishedBefore)

@@ -144,6 +144,8 @@ export const MIGRATIONS: readonly string[] = [
      key TEXT PRIMARY KEY,
      paused_until DOUBLE PRECISION NOT NULL
    );`,
+  // 4: a stop asked from a replica that does not run the turn (store/turn.ts: stopRequestedBy).
+  "ALTER TABLE turns ADD COLUMN stop_requested_by TEXT;",
 ];
 
 /**

@@ -107,6 +107,12 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
     return new Set(rows.map((r) => r.id));
   }
 
+  requestStop(id: string, user: string): boolean {
+    const sql = `UPDATE turns SET stop_requested_by = COALESCE(stop_requested_by, $1)
+                 WHERE id = $2 AND state <> 'finished'`;
+    return this.db.run(sql, [user, id]) > 0;
+  }
+
   purgeTexts(finishedBefore: number, limit: number): number {
     // A finished turn is never written again, so a purge is final; `updated_at` is when it
     // finished. The condition stands again outside the subquery so that a turn purged by

@@ -155,6 +155,8 @@ const MIGRATIONS: readonly string[] = [
      CHECK (enterprise <> '' OR team <> '')
    );
    CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
+  // A stop asked from a replica that does not run the turn (store/turn.ts: stopRequestedBy).
+  "ALTER TABLE turns ADD COLUMN stop_requested_by TEXT;",
 ];
 
 export class DatabaseOpenError extends Error {

@@ -115,6 +115,12 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     return this.countByUserStmt.get(team, user)?.n ?? 0;
   }
 
+  requestStop(id: string, user: string): boolean {
+    const sql = `UPDATE turns SET stop_requested_by = COALESCE(stop_requested_by, ?)
+                 WHERE id = ? AND state <> 'finished'`;
+    return this.db.prepare(sql).run(user, id).changes > 0;
+  }
+
   purgeTexts(finishedBefore: number, limit: number): number {
     return this.purgeStmt.run({ before: finishedBefore, limit, now: this.now() }).changes;
   }
