@@ -73,7 +73,7 @@ export class Bridge {
       deps.leases,
       { holder, ttlMs: leaseTtlMs, sweepMs, clock: deps.clock ?? systemClock, logger: deps.logger },
       {
-        unattended: (id) => this.attend(id),
+        attend: (id) => this.attend(id),
         lost: (id) => this.leave(id),
         takenOver: () => deps.onTakeover?.(),
       },

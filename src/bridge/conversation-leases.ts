@@ -14,8 +14,11 @@ export interface LeaseOptions {
 }
 
 export interface LeaseHooks {
-  /** A conversation nobody holds has unfinished turns: claim it and run them. */
-  unattended(conversationId: number): void;
+  /**
+   * A conversation nobody holds has unfinished turns, or one this process holds may have turns
+   * recorded by another replica: claim it and run what is new.
+   */
+  attend(conversationId: number): void;
   /** The lease of a conversation this process held is gone: its turns must stop here. */
   lost(conversationId: number): void;
   /** A conversation was taken over from a replica whose lease had expired (metrics). */
@@ -87,11 +90,15 @@ export class ConversationLeases {
     return this.store.releaseAll(this.options.holder);
   }
 
-  /** Claims what nobody works on, oldest waiting first. */
+  /**
+   * Claims what nobody works on, oldest waiting first, and looks again at what this process
+   * holds (a turn recorded by another replica while the holder's queue was not draining).
+   */
   sweep(): void {
     for (const id of this.store.unattended(SWEEP_LIMIT)) {
-      if (!this.held.has(id)) this.hooks.unattended(id);
+      if (!this.held.has(id)) this.hooks.attend(id);
     }
+    for (const id of [...this.held]) this.hooks.attend(id);
   }
 
   private armRenew(): void {

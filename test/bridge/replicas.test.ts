@@ -112,6 +112,23 @@ describe("replicas sharing one database", () => {
     expect(a.replies.story(third ?? "")[0]).toBe("open:queued(thread 1)");
   });
 
+  it("shows a turn recorded elsewhere as queued at its holder's next sweep, while the one before runs", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    const held = c.service.hold("startRun");
+    const first = question();
+    a.bridge.accept(first);
+    await held.entered;
+    const second = question({ threadTs: first.threadTs, mentioned: false });
+    b.bridge.accept(second);
+    expect(a.replies.story(turnOf(c.stores, second))).toEqual([]);
+    await c.pass(SWEEP_MS, a);
+    expect(a.replies.story(turnOf(c.stores, second))).toEqual(["open:queued(thread 1)"]);
+    held.release();
+    await a.bridge.idle();
+    expect(a.replies.story(turnOf(c.stores, second)).at(-1)).toBe("finish:completed:The answer.");
+  });
+
   it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
