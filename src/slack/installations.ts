@@ -28,7 +28,15 @@ export interface InstallationsOptions {
   onSecret?: (token: string) => void;
   /** A sealed token that does not open (the key changed without a rotation): for the log. */
   onBroken?: (key: InstallationKey) => void;
+  /** The clock an opened installation ages on, epoch ms; default Date.now. */
+  now?: () => number;
 }
+
+/**
+ * How long an opened installation is used before the store is read again, ms: a reinstall or
+ * an uninstall made through another replica reaches this one within it.
+ */
+const KEPT_MS = 30_000;
 
 /** What a call refused by NotInstalled is coded as (call-failure.ts: permanent, never retried). */
 export const NOT_INSTALLED_CODE = "slack_not_installed";
@@ -48,23 +56,26 @@ export class NotInstalled extends Error {
 
 /**
  * The app's installations (many workspaces, OAuth): sealed in the store, opened when a
- * workspace's call needs its bot token, and kept opened per workspace until an install or an
- * uninstall here changes what is stored (Bolt asks for an installation on every event). A
- * workspace not found is not remembered: it may be installed through another copy of the bot.
+ * workspace's call needs its bot token, and kept opened per workspace for KEPT_MS, or until an
+ * install or an uninstall here changes what is stored (Bolt asks for an installation on every
+ * event). A workspace not found is not remembered: it may be installed through another copy
+ * of the bot.
  */
 export class Installations {
-  private readonly opened = new Map<string, InstalledBot>();
+  private readonly opened = new Map<string, { bot: InstalledBot; until: number }>();
 
   constructor(private readonly options: InstallationsOptions) {}
 
   /** The bot serving a workspace (its own installation, else its org's org-wide one). */
   find(query: InstallationQuery): InstalledBot | undefined {
     const cacheKey = `${query.enterprise ?? ""}\u0000${query.team ?? ""}`;
+    const now = (this.options.now ?? Date.now)();
     const kept = this.opened.get(cacheKey);
-    if (kept !== undefined) return kept;
+    if (kept !== undefined && kept.until > now) return kept.bot;
+    this.opened.delete(cacheKey);
     const row = this.options.store.find(query);
     const bot = row && this.open(row);
-    if (bot !== undefined) this.opened.set(cacheKey, bot);
+    if (bot !== undefined) this.opened.set(cacheKey, { bot, until: now + KEPT_MS });
     return bot;
   }
 

@@ -105,6 +105,23 @@ describe("the installations Bolt's installer and authorize use", () => {
     expect(installations.find({ team: "T1" })?.token).toBe("xoxb-again");
   });
 
+  it("reads again within 30 s what another replica reinstalled or removed", async () => {
+    const stores = memoryStores(() => 5_000);
+    let now = 1_000_000;
+    const here = new Installations({ store: stores.installations, key: KEY, now: () => now });
+    const elsewhere = new Installations({ store: stores.installations, key: KEY }).forBolt();
+    await elsewhere.storeInstallation(fromFlow("T1", "xoxb-first"));
+    expect(here.find({ team: "T1" })?.token).toBe("xoxb-first");
+    await elsewhere.storeInstallation(fromFlow("T1", "xoxb-reinstalled"));
+    now += 29_000;
+    expect(here.find({ team: "T1" })?.token).toBe("xoxb-first");
+    now += 1_000;
+    expect(here.find({ team: "T1" })?.token).toBe("xoxb-reinstalled");
+    await elsewhere.deleteInstallation({ teamId: "T1", isEnterpriseInstall: false } as never);
+    now += 30_000;
+    expect(here.find({ team: "T1" })).toBeUndefined();
+  });
+
   it("treats a token that does not open under the key as not installed", async () => {
     const { stores, broken } = setup();
     const before = new Installations({ store: stores.installations, key: randomBytes(32) });
