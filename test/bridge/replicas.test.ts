@@ -64,6 +64,17 @@ function question(fields: Partial<Inbound> = {}): Inbound {
   };
 }
 
+/** A's answer to a new question is being written, its run going on until it is stopped. */
+async function streamingIn(c: ReturnType<typeof cluster>, a: { bridge: Bridge }): Promise<Inbound> {
+  c.service.hang = true;
+  const streaming = c.service.hold("streamRun");
+  const asked = question();
+  a.bridge.accept(asked);
+  await streaming.entered;
+  streaming.release();
+  return asked;
+}
+
 const unfinished = (stores: Stores) => stores.turns.unfinished();
 /** The id of the turn recorded for a question. */
 const turnOf = (stores: Stores, q: Inbound) =>
@@ -132,12 +143,7 @@ describe("replicas sharing one database", () => {
   it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    c.service.hang = true;
-    const streaming = c.service.hold("streamRun");
-    const asked = question();
-    a.bridge.accept(asked);
-    await streaming.entered;
-    streaming.release();
+    const asked = await streamingIn(c, a);
     // A dies: its work stops where it is and nothing is handed back.
     a.bridge.shutdown();
     await a.bridge.idle();
@@ -159,12 +165,7 @@ describe("replicas sharing one database", () => {
   it("hands its conversations back when it stops, so another replica goes on at once", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    c.service.hang = true;
-    const streaming = c.service.hold("streamRun");
-    const asked = question();
-    a.bridge.accept(asked);
-    await streaming.entered;
-    streaming.release();
+    await streamingIn(c, a);
     a.bridge.shutdown();
     await a.bridge.idle();
     expect(a.bridge.handBack()).toBe(1);
@@ -179,12 +180,7 @@ describe("replicas sharing one database", () => {
   it("leaves a turn as stored when its lease went to another replica, and writes no ending", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    c.service.hang = true;
-    const streaming = c.service.hold("streamRun");
-    const asked = question();
-    a.bridge.accept(asked);
-    await streaming.entered;
-    streaming.release();
+    const asked = await streamingIn(c, a);
     // A stalls past its lease (its renewals do not run); B takes the conversation over.
     await c.pass(TTL_MS + SWEEP_MS, b);
     expect(c.takeovers).toEqual(["B"]);
@@ -230,12 +226,7 @@ describe("a stop pressed in another replica", () => {
   it("stops a run there at the service, and its holder shows it stopped", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    c.service.hang = true;
-    const streaming = c.service.hold("streamRun");
-    const asked = question();
-    a.bridge.accept(asked);
-    await streaming.entered;
-    streaming.release();
+    const asked = await streamingIn(c, a);
     const turn = turnOf(c.stores, asked);
     expect(await b.bridge.stop(turn, "U1", { team: "T1", channel: "C1" })).toBe("stopped");
     await a.bridge.idle();
