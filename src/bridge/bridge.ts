@@ -282,7 +282,7 @@ export class Bridge {
     const fresh = this.deps.turns
       .unfinishedIn(conversationId)
       .filter((turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id));
-    fresh.forEach((turn, i) => this.schedule(turn, i < fresh.length - 1));
+    for (const [i, turn] of fresh.entries()) this.schedule(turn, i < fresh.length - 1);
   }
 
   /**
