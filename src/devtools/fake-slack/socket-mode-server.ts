@@ -18,6 +18,11 @@ export interface SendOptions {
   acceptsResponsePayload?: boolean;
   /** How long to wait for the ack before rejecting, in ms. Default: the server's. */
   timeoutMs?: number;
+  /**
+   * Which open connection gets it, oldest first (Slack delivers each payload to one of the
+   * app's connections: several replicas each hold one). Default: the newest.
+   */
+  connection?: number;
 }
 
 export interface Envelope {
@@ -123,9 +128,9 @@ export class SocketModeServer {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Sends an envelope to the newest connection and resolves with the client's ack. */
+  /** Sends an envelope to one connection (the newest) and resolves with the client's ack. */
   send(type: EnvelopeType, payload: unknown, opts: SendOptions = {}): Promise<Ack> {
-    const socket = this.order.at(-1);
+    const socket = opts.connection === undefined ? this.order.at(-1) : this.order[opts.connection];
     if (socket === undefined) {
       return Promise.reject(new Error(`cannot send ${type}: no Socket Mode client is connected`));
     }
