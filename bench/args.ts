@@ -45,6 +45,21 @@ export interface BenchOptions {
    * (src/main.ts through tsx, which costs ~20 MB more memory). Default "compiled".
    */
   runtime: "compiled" | "tsx";
+  /**
+   * Copies of the bot sharing the work, each its own process, on one fresh PostgreSQL
+   * database per scenario when above 1. Default 1 (one process on SQLite).
+   */
+  replicas: number;
+  /**
+   * The PostgreSQL server for replicas: --database-url, else DATABASE_URL, else
+   * TEST_DATABASE_URL, else a throwaway server (run.ts). Never written to the results.
+   */
+  databaseUrl: string | undefined;
+  /**
+   * With replicas, a single replica's results (a latest.json) to compare with, when the
+   * file exists. Default bench/results/latest.json.
+   */
+  compareWith: string;
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -63,7 +78,13 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   seed: 1,
   out: "bench/results/latest.json",
   runtime: "compiled",
+  replicas: 1,
+  databaseUrl: undefined,
+  compareWith: "bench/results/latest.json",
 };
+
+/** Where the results go by default: replicas' next to one replica's, not over them. */
+export const REPLICAS_OUT = "bench/results/latest-replicas.json";
 
 export class ArgsError extends Error {
   constructor(message: string) {
@@ -75,7 +96,12 @@ export class ArgsError extends Error {
 export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [--reps 3|3,3,1]
   [--min-chars 1500] [--max-chars 1500] [--piece-chars 4] [--pieces-per-second 50]
   [--run-starts-per-minute 600] [--users 50] [--arrivals-per-second 50] [--sample-ms 100]
-  [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]`;
+  [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]
+  [--replicas 1] [--database-url postgres://…] [--compare-with bench/results/latest.json]
+  --replicas n runs n copies of the bot on one PostgreSQL database (--database-url, else
+  DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); the results then
+  go to bench/results/latest-replicas.json unless --out says otherwise, and are compared
+  with a single replica's in --compare-with when that file exists.`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -107,8 +133,12 @@ function counts(flag: string, raw: string): number[] {
 }
 
 /** Reads `--flag value` and `--flag=value` pairs; unknown flags are an error. */
-export function parseArgs(argv: readonly string[]): BenchOptions {
+export function parseArgs(
+  argv: readonly string[],
+  env: Record<string, string | undefined> = {},
+): BenchOptions {
   const options: BenchOptions = { ...DEFAULT_OPTIONS };
+  let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const eq = arg.indexOf("=");
@@ -122,7 +152,17 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     if (flag === "--n") options.n = counts(flag, next());
     else if (flag === "--channels") options.channels = counts(flag, next());
     else if (flag === "--reps") options.reps = counts(flag, next());
-    else if (flag === "--out") options.out = next();
+    else if (flag === "--out") {
+      options.out = next();
+      outGiven = true;
+    } else if (flag === "--replicas") {
+      const [count, ...more] = counts(flag, next());
+      if (count === undefined || more.length > 0 || count > 10) {
+        throw new ArgsError("--replicas takes one whole number from 1 to 10");
+      }
+      options.replicas = count;
+    } else if (flag === "--database-url") options.databaseUrl = next();
+    else if (flag === "--compare-with") options.compareWith = next();
     else if (flag === "--runtime") {
       const runtime = next();
       if (runtime !== "compiled" && runtime !== "tsx") {
@@ -134,6 +174,12 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
       (options as unknown as Record<string, number>)[key] = positive(flag, next());
     } else throw new ArgsError(`unknown option ${arg}`);
   }
+  options.databaseUrl ??= env.DATABASE_URL || env.TEST_DATABASE_URL || undefined;
+  if (options.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(options.databaseUrl)) {
+    // Not quoted back: it may hold a password.
+    throw new ArgsError("--database-url (or DATABASE_URL, TEST_DATABASE_URL) must be postgres://…");
+  }
+  if (options.replicas > 1 && !outGiven) options.out = REPLICAS_OUT;
   const reps = options.reps;
   if (reps !== undefined && reps.length !== 1 && reps.length !== options.n.length) {
     throw new ArgsError("--reps takes one number, or one per entry of --n");

@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const TSX = import.meta.resolve("tsx");
 /** Variables of the bench's own environment that must not leak into the bot's settings. */
-const OWN = /^(SLACK_|ASSISTANT_|DATABASE_PATH$|PORT$|LOG_LEVEL$|RUN_TIMEOUT|SERVICE_OUTAGE)/;
+const OWN =
+  /^(SLACK_|ASSISTANT_|DATABASE_PATH$|DATABASE_URL$|LEASE_SECONDS$|PORT$|LOG_LEVEL$|RUN_TIMEOUT|SERVICE_OUTAGE)/;
 
 export interface BotProcessOptions {
   /**
@@ -92,6 +93,11 @@ export class BotProcess {
       throw new Error(`the bot ${why}; last output:\n${tail.join("\n")}`);
     }
     return new BotProcess(child, `http://127.0.0.1:${outcome.port}`, exited, problems);
+  }
+
+  /** The process id (lease holders are named `host:pid:random`). */
+  get pid(): number {
+    return this.child.pid ?? -1;
   }
 
   /** GET on the bot's own HTTP port; the text of the answer. */

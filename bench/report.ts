@@ -1,5 +1,6 @@
 import { cpus, totalmem } from "node:os";
 import type { BenchOptions } from "./args.js";
+import type { ReplicaFigures } from "./replica-metrics.js";
 import { fidelity, max, median, percentile } from "./stats.js";
 import type { ScenarioResult } from "./summary.js";
 
@@ -45,6 +46,18 @@ export interface RepFigures {
   unsettled: number;
   meanAnswerChars: number;
   floor: FloorFigures;
+  /**
+   * Added with --replicas; absent in results written before (read as one replica). Copies
+   * of the bot that shared the work; RSS figures above are then the largest replica's, CPU
+   * all of theirs.
+   */
+  replicas?: number;
+  /** Every Slack call (reads included), all replicas together. */
+  slackCalls?: number;
+  takeovers?: number;
+  sharedBudgetWaits?: number;
+  /** Each replica's figures (a row: those of its last repetition). */
+  perReplica?: ReplicaFigures[];
 }
 
 export type Row = RepFigures & { reps: number };
@@ -82,6 +95,11 @@ export function repFigures(r: ScenarioResult): RepFigures {
     cpuMsPerAnswer: r.cpuMs / r.n,
     unsettled: r.unsettled,
     meanAnswerChars: mean(r.answerChars),
+    replicas: r.replicas,
+    slackCalls: r.slackCalls,
+    takeovers: r.takeovers,
+    sharedBudgetWaits: r.sharedBudgetWaits,
+    perReplica: r.perReplica,
     floor: {
       firstTextP50: r.floors.firstTextP50Ms,
       firstTextP95: r.floors.firstTextP95Ms,
@@ -133,6 +151,11 @@ export function aggregate(reps: readonly RepFigures[]): Row {
     cpuMsPerAnswer: med((f) => f.cpuMsPerAnswer),
     unsettled: worst((f) => f.unsettled),
     meanAnswerChars: med((f) => f.meanAnswerChars),
+    replicas: first.replicas ?? 1,
+    slackCalls: med((f) => f.slackCalls ?? Number.NaN),
+    takeovers: worst((f) => f.takeovers ?? 0),
+    sharedBudgetWaits: med((f) => f.sharedBudgetWaits ?? 0),
+    ...lastPerReplica(reps),
     floor: {
       firstTextP50: med((f) => f.floor.firstTextP50),
       firstTextP95: med((f) => f.floor.firstTextP95),
@@ -140,6 +163,11 @@ export function aggregate(reps: readonly RepFigures[]): Row {
       wallSeconds: med((f) => f.floor.wallSeconds),
     },
   };
+}
+
+function lastPerReplica(reps: readonly RepFigures[]): { perReplica?: ReplicaFigures[] } {
+  const last = reps.at(-1)?.perReplica;
+  return last ? { perReplica: last } : {};
 }
 
 /** What the printed output and the JSON say about how the figures were made. */
@@ -153,6 +181,7 @@ export function methodNotes(o: BenchOptions): string[] {
     `Lag: at each moment, the age of the oldest written character the thread does not show yet; max exact from the stamps, p95 over samples every ${o.sampleMs} ms, from each answer's first piece until it is readable whole. All shown: from the first question until every answer is readable whole.`,
     "Floor: the least each figure can be under the fake's limits for this workload, for any bot that lets the service write each answer from its question on (bench/floors.ts: messages made as early as the limits allow, text shown the moment it is written). First text has its floor from the question: a bot may hold the service back until it has a message to show the text in, and then its first text from the service's looks quick while the person waits. ×floor is ours divided by the floor, left out where the floor is too small for a ratio to mean anything.",
     `The bot runs in its own process (${o.runtime === "compiled" ? "the tsc build under plain node, as npm start runs it" : "node --import tsx src/main.ts"}; LOG_LEVEL=info), fresh for each repetition with a fresh fake Slack and simulator; RSS and CPU come from its /metrics (CPU counted from ready to the last answer).`,
+    `replicas: ${o.replicas}${o.replicas > 1 ? ` (each its own process, on one fresh PostgreSQL database per repetition; questions dealt to them round robin; every figure from the fake Slack and the simulator, which see all replicas; RSS is the largest replica's, CPU all of theirs)` : " (SQLite)"}.`,
     "Rows: median over repetitions, except what a target is about (first text p95, lag max, ack p99, 429s, exact), peak RSS and unsettled answers: the worst repetition.",
   ];
 }

@@ -4,10 +4,15 @@
  * the figures beside Slack's floor for each workload, the targets with pass or FAIL, and
  * writes the JSON results.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { ArgsError, parseArgs, scenarios, USAGE } from "./args.js";
+import {
+  startThrowawayPostgres,
+  type ThrowawayPostgres,
+} from "../src/devtools/throwaway-postgres.js";
+import { ArgsError, type BenchOptions, parseArgs, scenarios, USAGE } from "./args.js";
 import { compileBot } from "./compile.js";
+import { compareRows, formatComparison, formatReplicaTable } from "./replica-tables.js";
 import {
   aggregate,
   machine,
@@ -26,8 +31,29 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const options = parseArgs(argv);
+  const options = parseArgs(argv, process.env);
   const notes = methodNotes(options);
+  // Replicas without a server given: one for this run only.
+  let throwaway: ThrowawayPostgres | undefined;
+  if (options.replicas > 1 && options.databaseUrl === undefined) {
+    throwaway = await startThrowawayPostgres();
+  }
+  const stop = async () => {
+    await throwaway?.stop();
+  };
+  process.once("SIGINT", () => void stop().finally(() => process.exit(130)));
+  try {
+    await measure(options, notes, throwaway?.url ?? options.databaseUrl);
+  } finally {
+    await stop();
+  }
+}
+
+async function measure(
+  options: BenchOptions,
+  notes: string[],
+  databaseServerUrl: string | undefined,
+): Promise<void> {
   process.stdout.write(`${notes.map((n) => `- ${n}`).join("\n")}\n\n`);
 
   const began = Date.now();
@@ -40,7 +66,14 @@ async function main(): Promise<void> {
     for (let rep = 1; rep <= reps; rep++) {
       const name = `N=${n} over ${channels} channel${channels === 1 ? "" : "s"}`;
       process.stdout.write(`${name}, repetition ${rep}… `);
-      const result = await runScenario({ ...options, n, channels, rep, compiledMain });
+      const result = await runScenario({
+        ...options,
+        n,
+        channels,
+        rep,
+        compiledMain,
+        databaseServerUrl,
+      });
       const f = repFigures(result);
       figures.push(f);
       if (result.botProblems.length > 0) problems[`${name} rep ${rep}`] = result.botProblems;
@@ -58,13 +91,18 @@ async function main(): Promise<void> {
   const verdicts = judge(rows);
 
   process.stdout.write(
-    `\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n\nTotal runtime ${runtimeSeconds} s.\n`,
+    `\nreplicas: ${options.replicas}\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n`,
   );
+  const comparison = options.replicas > 1 ? replicaReport(options, rows) : undefined;
+  process.stdout.write(`\nTotal runtime ${runtimeSeconds} s.\n`);
+  // The server's URL may hold a password: it is not written down.
+  const { databaseUrl: _url, ...written } = options;
   const report = {
     generatedAt: new Date().toISOString(),
     machine: machine(),
     runtimeSeconds,
-    options,
+    options: written,
+    ...(comparison ? { comparedWithOneReplica: comparison } : {}),
     notes,
     rows,
     targets: verdicts,
@@ -74,6 +112,30 @@ async function main(): Promise<void> {
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`Results written to ${options.out}\n`);
+}
+
+/** Prints each replica's share and, when a single replica's results exist, the comparison. */
+function replicaReport(options: BenchOptions, rows: Row[]) {
+  process.stdout.write(`\nEach replica (a/b/…):\n${formatReplicaTable(rows)}\n`);
+  if (!existsSync(options.compareWith)) {
+    process.stdout.write(
+      `\nNo single-replica results at ${options.compareWith} to compare with.\n`,
+    );
+    return undefined;
+  }
+  const single = JSON.parse(readFileSync(options.compareWith, "utf8")) as {
+    rows?: Row[];
+    options?: { replicas?: number };
+  };
+  if ((single.options?.replicas ?? 1) !== 1 || !single.rows) {
+    process.stdout.write(`\n${options.compareWith} is not a single replica's run.\n`);
+    return undefined;
+  }
+  const list = compareRows(single.rows, rows);
+  process.stdout.write(
+    `\nAgainst one replica (${options.compareWith}):\n${formatComparison(list, options.replicas)}\n`,
+  );
+  return list;
 }
 
 main().catch((error: unknown) => {

@@ -1,13 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import { appMention, nextTs, postToBot } from "../src/devtools/slack-requests.js";
+import { createScratchDatabase, type ScratchDatabase } from "../src/devtools/throwaway-postgres.js";
 import { startSimulator } from "../src/simulator/server.js";
 import type { BenchOptions } from "./args.js";
 import { BotProcess, readSample } from "./bot-process.js";
 import { Observer } from "./observer.js";
 import { OutsideView } from "./outside-view.js";
+import { OUTCOMES, type ReplicaScrape } from "./replica-metrics.js";
 import { type ScenarioResult, summarize } from "./summary.js";
 import { pieces, planWorkload } from "./workload.js";
 
@@ -15,13 +18,20 @@ export type { ScenarioResult } from "./summary.js";
 
 /**
  * One repetition of one scenario: a fresh simulator, a fresh fake Slack (rate tiers enforced)
- * and a fresh bot process; N people @mention the bot at `arrivalsPerSecond` over `channels`
+ * and a fresh bot process (or `replicas` of them on a fresh PostgreSQL database, the events
+ * dealt to them round robin: an even, repeatable share, so that runs compare with each other
+ * and with one replica; a random pick would add its own variance); N people @mention the bot at `arrivalsPerSecond` over `channels`
  * channels; the run ends when every thread shows its whole answer. Returns the raw
  * observations; report.ts sums them up.
  */
 
 /** The run's options (args.ts has their meaning), for one N, channel count and repetition. */
-export type ScenarioOptions = Omit<BenchOptions, "n" | "channels" | "reps" | "out" | "runtime"> & {
+export type ScenarioOptions = Omit<
+  BenchOptions,
+  "n" | "channels" | "reps" | "out" | "runtime" | "databaseUrl" | "compareWith"
+> & {
+  /** The PostgreSQL server replicas get a fresh database on (needed when replicas > 1). */
+  databaseServerUrl?: string | undefined;
   n: number;
   channels: number;
   rep: number;
@@ -54,42 +64,58 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   }
   const slack = await startFakeSlack({});
   const dir = mkdtempSync(join(tmpdir(), "bridge-bench-"));
-  let bot: BotProcess | undefined;
+  const bots: BotProcess[] = [];
+  let database: ScratchDatabase | undefined;
+  let leases: LeaseWatch | undefined;
   const observer = new Observer(sim, slack);
   const outside = new OutsideView(sim, slack);
   try {
-    bot = await BotProcess.start({
-      ...(o.compiledMain ? { compiledMain: o.compiledMain } : {}),
-      cwd: dir,
-      env: {
-        SLACK_BOT_TOKEN: BOT_TOKEN,
-        SLACK_SIGNING_SECRET: SIGNING_SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        ASSISTANT_API_URL: sim.url,
-        ASSISTANT_API_TOKEN: SERVICE_TOKEN,
-        ASSISTANT_ID: "asst-bench",
-        ASSISTANT_RUN_STARTS_PER_MINUTE: String(o.runStartsPerMinute),
-        DATABASE_PATH: join(dir, "bridge.db"),
-        LOG_LEVEL: "info",
-      },
-    });
-    await bot.ready();
-    const idle = await scrape(bot);
-    const cpuBefore = readSample(idle, "bridge_process_cpu_seconds_total") ?? 0;
-    const botUrl = `${bot.url}/slack/events`;
+    const env: Record<string, string> = {
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: slack.apiUrl,
+      ASSISTANT_API_URL: sim.url,
+      ASSISTANT_API_TOKEN: SERVICE_TOKEN,
+      ASSISTANT_ID: "asst-bench",
+      ASSISTANT_RUN_STARTS_PER_MINUTE: String(o.runStartsPerMinute),
+      DATABASE_PATH: join(dir, "bridge.db"),
+      LOG_LEVEL: "info",
+    };
+    if (o.replicas > 1) {
+      if (!o.databaseServerUrl) throw new Error("replicas need a PostgreSQL server");
+      database = await createScratchDatabase(o.databaseServerUrl, "bench");
+      env.DATABASE_URL = database.url;
+    }
+    const started = await Promise.allSettled(
+      Array.from({ length: o.replicas }, () =>
+        BotProcess.start({
+          ...(o.compiledMain ? { compiledMain: o.compiledMain } : {}),
+          cwd: dir,
+          env,
+        }),
+      ),
+    );
+    for (const result of started) if (result.status === "fulfilled") bots.push(result.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    await Promise.all(bots.map((bot) => bot.ready()));
+    const idle = await Promise.all(bots.map(scrape));
+    const cpuBefore = idle.map((text) => readSample(text, "bridge_process_cpu_seconds_total") ?? 0);
+    if (database) leases = watchLeases(database.url, bots);
 
-    const started = Date.now();
+    const began = Date.now();
     const intervalMs = 1000 / o.arrivalsPerSecond;
     const acks: Promise<number>[] = [];
     for (const planned of workload.conversations) {
-      await sleep(started + planned.index * intervalMs - Date.now());
+      await sleep(began + planned.index * intervalMs - Date.now());
       const ts = freshTs(slack, planned.channel);
       const text = `<@UBOT> ${planned.question}`;
       slack.seedMessage({ channel: planned.channel, ts, user: planned.user, text });
       observer.watch({ ...planned, threadTs: ts });
       const event = appMention({ channel: planned.channel, user: planned.user, text, ts });
+      const bot = bots[planned.index % bots.length] as BotProcess;
       acks.push(
-        postToBot(botUrl, SIGNING_SECRET, "event", event).then((r) => {
+        postToBot(`${bot.url}/slack/events`, SIGNING_SECRET, "event", event).then((r) => {
           if (r.status !== 200) throw new Error(`the bot answered ${r.status} to an event`);
           return r.ms;
         }),
@@ -98,7 +124,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const ackMs = await Promise.all(acks);
 
     // Until every thread shows its whole answer (or the time is up).
-    const deadline = started + o.timeoutMs;
+    const deadline = began + o.timeoutMs;
     let open = observer.open();
     while (open > 0 && Date.now() < deadline) {
       await sleep(POLL_MS);
@@ -107,30 +133,77 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const until = Date.now();
 
     // The bot counts a turn just after its final edit lands: give it a moment.
-    let end = await scrape(bot);
+    let end = await Promise.all(bots.map(scrape));
     for (let i = 0; i < 50 && turnsCounted(end) < o.n - open; i++) {
       await sleep(100);
-      end = await scrape(bot);
+      end = await Promise.all(bots.map(scrape));
     }
+    const peaks = (await leases?.stop()) ?? [];
+    const replicas: ReplicaScrape[] = bots.map((_, i) => ({
+      idle: idle[i] ?? "",
+      end: end[i] ?? "",
+      cpuBefore: cpuBefore[i] ?? 0,
+      ...(database ? { peakLeases: peaks[i] ?? 0 } : {}),
+    }));
     return summarize(
       o,
       { observer, outside, slack, sim },
-      { started, until, ackMs, open },
-      {
-        idle,
-        end,
-        cpuBefore,
-        problems: bot.problems,
-      },
+      { started: began, until, ackMs, open },
+      { replicas, problems: bots.flatMap((bot) => bot.problems) },
     );
   } finally {
     observer.close();
     outside.close();
-    await bot?.stop();
+    await leases?.stop();
+    await Promise.all(bots.map((bot) => bot.stop()));
+    await database?.drop();
     await slack.close();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface LeaseWatch {
+  /** Stops watching; the most leases each replica held at once, in the bots' order. */
+  stop(): Promise<number[]>;
+}
+
+/**
+ * Reads who holds which lease every POLL_MS, from the database rather than /metrics: a
+ * scrape costs the bot CPU that would count in its figures.
+ */
+function watchLeases(url: string, bots: readonly BotProcess[]): LeaseWatch {
+  const client = new pg.Client({ connectionString: url });
+  const connected = client.connect();
+  const peaks = bots.map(() => 0);
+  let stopped: Promise<number[]> | undefined;
+  let reading: Promise<unknown> = Promise.resolve();
+  const read = async () => {
+    await connected;
+    const { rows } = await client.query<{ holder: string; n: string }>(
+      "SELECT holder, COUNT(*) AS n FROM conversation_leases WHERE expires_at > $1 GROUP BY holder",
+      [Date.now()],
+    );
+    for (const row of rows) {
+      const pid = Number(row.holder.split(":").at(-2));
+      const i = bots.findIndex((bot) => bot.pid === pid);
+      if (i >= 0) peaks[i] = Math.max(peaks[i] ?? 0, Number(row.n));
+    }
+  };
+  const timer = setInterval(() => {
+    reading = read().catch(() => undefined);
+  }, POLL_MS);
+  return {
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(timer);
+        await reading;
+        await client.end().catch(() => undefined);
+        return peaks;
+      })();
+      return stopped;
+    },
+  };
 }
 
 /**
@@ -144,10 +217,13 @@ function freshTs(slack: FakeSlack, channel: string): string {
   return ts;
 }
 
-function turnsCounted(metrics: string): number {
+/** Turns ended, all replicas together. */
+function turnsCounted(scrapes: readonly string[]): number {
   let total = 0;
-  for (const outcome of ["completed", "failed", "stopped", "error"]) {
-    total += readSample(metrics, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
+  for (const metrics of scrapes) {
+    for (const outcome of OUTCOMES) {
+      total += readSample(metrics, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
+    }
   }
   return total;
 }

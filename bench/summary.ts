@@ -1,9 +1,14 @@
 import type { FakeSlack } from "../src/devtools/fake-slack/server.js";
 import type { RunningSimulator } from "../src/simulator/server.js";
-import { readSample } from "./bot-process.js";
 import { type Floors, floorsFor } from "./floors.js";
 import type { Observer } from "./observer.js";
 import type { OutsideView } from "./outside-view.js";
+import {
+  fleetFigures,
+  type ReplicaFigures,
+  type ReplicaScrape,
+  replicaFigures,
+} from "./replica-metrics.js";
 import { isExact } from "./stats.js";
 
 /** What one repetition observed, from the observers, the fakes and the bot's /metrics. */
@@ -67,6 +72,16 @@ export interface ScenarioResult {
   endHeapUsedBytes: number;
   cpuMs: number;
   botProblems: string[];
+  /** Copies of the bot that shared the work (1: one process on SQLite). */
+  replicas: number;
+  /** Every Slack call, reads included, by all replicas together. */
+  slackCalls: number;
+  /** Each replica's own figures. */
+  perReplica: ReplicaFigures[];
+  /** Conversations taken over from a replica whose lease expired, all replicas together. */
+  takeovers: number;
+  /** bridge_shared_budget_waits_total, all replicas together. */
+  sharedBudgetWaits: number;
 }
 
 export function summarize(
@@ -78,7 +93,7 @@ export function summarize(
     sim: RunningSimulator;
   },
   t: { started: number; until: number; ackMs: number[]; open: number },
-  m: { idle: string; end: string; cpuBefore: number; problems: readonly string[] },
+  m: { replicas: readonly ReplicaScrape[]; problems: readonly string[] },
 ): ScenarioResult {
   const { observer, outside, slack, sim } = w;
   const firstTextMs: number[] = [];
@@ -113,11 +128,8 @@ export function summarize(
   const calls = slack.calls;
   const byMethod: Record<string, number> = {};
   for (const call of calls) byMethod[call.method] = (byMethod[call.method] ?? 0) + 1;
-  const outcomes: Record<string, number> = {};
-  for (const outcome of ["completed", "failed", "stopped", "error"]) {
-    outcomes[outcome] = readSample(m.end, `bridge_turns_total{outcome="${outcome}"}`) ?? 0;
-  }
-  const cpuAfter = readSample(m.end, "bridge_process_cpu_seconds_total") ?? 0;
+  // The replicas as one bot (one replica: exactly its own figures).
+  const fleet = fleetFigures(m.replicas);
   const meanChars = answerChars.reduce((a, b) => a + b, 0) / Math.max(1, answerChars.length);
   return {
     n: o.n,
@@ -138,7 +150,7 @@ export function summarize(
     serviceRequests: sim.control.requests.length,
     exact,
     answerChars,
-    outcomes,
+    outcomes: fleet.outcomes,
     unsettled: t.open,
     floors: floorsFor({
       n: o.n,
@@ -148,12 +160,17 @@ export function summarize(
       pieceChars: o.pieceChars,
       piecesPerSecond: o.piecesPerSecond,
     }),
-    idleRssBytes: readSample(m.idle, "bridge_process_resident_memory_bytes") ?? Number.NaN,
-    endRssBytes: readSample(m.end, "bridge_process_resident_memory_bytes") ?? Number.NaN,
-    peakRssBytes: readSample(m.end, "bridge_process_peak_resident_memory_bytes") ?? Number.NaN,
-    endHeapUsedBytes: readSample(m.end, "bridge_nodejs_heap_size_used_bytes") ?? Number.NaN,
-    cpuMs: (cpuAfter - m.cpuBefore) * 1000,
+    idleRssBytes: fleet.idleRssBytes,
+    endRssBytes: fleet.endRssBytes,
+    peakRssBytes: fleet.peakRssBytes,
+    endHeapUsedBytes: fleet.endHeapUsedBytes,
+    cpuMs: fleet.cpuMs,
     botProblems: [...m.problems],
+    replicas: m.replicas.length,
+    slackCalls: calls.length,
+    perReplica: replicaFigures(m.replicas),
+    takeovers: fleet.takeovers,
+    sharedBudgetWaits: fleet.sharedBudgetWaits,
   };
 }
 

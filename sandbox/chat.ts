@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import { tsToMicros } from "../src/devtools/fake-slack/messages.js";
 import { nextTs } from "../src/devtools/slack-requests.js";
 import { layout } from "./layout.js";
+import { type ReplicaView, SANDBOX_LEASE_SECONDS } from "./replica-bots.js";
 import { type ChatScreen, PlainScreen, type TerminalOutput, TerminalScreen } from "./screen.js";
 import { type ChatItem, paragraphOf, stopTurnOf, type ViewContext } from "./thread-view.js";
 import type { Workspace } from "./workspace.js";
@@ -34,6 +35,19 @@ export const CHAT_HELP = [
   "/stop               press the [Stop] button of the reply being written",
   "/quit or Ctrl-D     leave; stops everything the sandbox started",
 ];
+
+/** How long after a turn finished the chat says who answered it: logs arrive by pipe. */
+const ATTRIBUTION_DELAY_MS = 300;
+
+/** More help with --replicas. */
+export const REPLICA_HELP = [
+  "/replicas           which replicas are alive, and the leases (conversations) each holds",
+  "/kill <n>           SIGKILL replica n; another takes its answers over once its leases expire",
+];
+
+/** The chat's help for this workspace. */
+export const helpFor = (ws: Workspace): string[] =>
+  ws.replicas ? [...CHAT_HELP, ...REPLICA_HELP] : CHAT_HELP;
 
 const keyOf = (item: ChatItem) =>
   `${item.kind === "person" || item.kind === "reply" ? "m" : "n"}:${item.ts}`;
@@ -79,7 +93,31 @@ export function runChat(options: ChatOptions): Promise<void> {
     notes.push({ kind: "sandbox", ts: nextTs(), text, error });
   };
 
+  /** Messages whose answering replica the chat has told; see replicaNotes. */
+  const attributed = new Set<string>();
+  /** When each message's turn was first seen finished (the log line of a takeover may lag). */
+  const finishedAt = new Map<string, number>();
+  /** With replicas: once a message's turn has finished, which replica(s) answered it. */
+  const replicaNotes = () => {
+    const view = ws.replicas;
+    if (!view) return;
+    for (const ts of acknowledged.keys()) {
+      if (attributed.has(ts) || ws.turnFor(ts)?.state !== "finished") continue;
+      const at = finishedAt.get(ts) ?? now();
+      finishedAt.set(ts, at);
+      if (now() - at < ATTRIBUTION_DELAY_MS) continue;
+      attributed.add(ts);
+      const seen = view.answeredBy(ts);
+      const received = view.receivedBy(ts);
+      if (seen.length > 1) {
+        sandboxNote(`Answered by ${seen.map((n) => `replica ${n}`).join(" → ")} (taken over).`);
+      } else if (seen.length === 1) sandboxNote(`Answered by replica ${seen[0]}.`);
+      else if (received !== undefined) sandboxNote(`Answered (replica ${received} received it).`);
+    }
+  };
+
   const items = (): ChatItem[] => {
+    replicaNotes();
     // Answers that reach the person later: `respond()` posts and chat.postEphemeral.
     for (const response of ws.slack.responses.slice(seenResponses)) {
       const text = (response.body as { text?: unknown } | undefined)?.text;
@@ -109,7 +147,8 @@ export function runChat(options: ChatOptions): Promise<void> {
   const answered = (item: ChatItem): boolean => {
     if (item.kind !== "person") return true;
     const turn = ws.turnFor(item.ts);
-    if (turn) return turn.state === "finished";
+    // With replicas, the note of who answered comes with the answer.
+    if (turn) return turn.state === "finished" && (!ws.replicas || attributed.has(item.ts));
     const at = acknowledged.get(item.ts);
     return at !== undefined && now() - at >= (options.unansweredMs ?? 10_000);
   };
@@ -174,8 +213,13 @@ export function runChat(options: ChatOptions): Promise<void> {
   const handle = async (text: string): Promise<void> => {
     if (text === "" || left) return;
     if (text === "/help") {
-      for (const line of CHAT_HELP) sandboxNote(line);
+      for (const line of helpFor(ws)) sandboxNote(line);
       return;
+    }
+    const replicaCommand = /^\/(kill|replicas)\b\s*(.*)$/.exec(text);
+    if (replicaCommand && ws.replicas) {
+      const [, name, rest] = replicaCommand;
+      return send(() => (name === "kill" ? kill(ws.replicas, rest ?? "") : replicas(ws.replicas)));
     }
     if (text === "/stop") {
       const live = items().filter((item) => !committed.has(keyOf(item)));
@@ -194,12 +238,40 @@ export function runChat(options: ChatOptions): Promise<void> {
     }
     if (text.startsWith("/")) {
       const name = text.split(/\s/)[0];
-      return sandboxNote(`${name} is not a command here: try /assistant help, /stop or /quit.`);
+      const more = ws.replicas ? ", /replicas, /kill <n>" : "";
+      return sandboxNote(
+        `${name} is not a command here: try /assistant help, /stop${more} or /quit.`,
+      );
     }
     return send(async () => {
       const ts = await ws.say(text);
       acknowledged.set(ts, now());
+      const received = ws.replicas?.receivedBy(ts);
+      if (received !== undefined) sandboxNote(`Replica ${received} received this message.`);
     });
+  };
+
+  const kill = async (view: ReplicaView | undefined, which: string) => {
+    const n = Number(which.trim());
+    if (!view || !Number.isInteger(n) || !(await view.kill(n))) {
+      const alive = view?.list.filter((r) => r.alive()).map((r) => r.number) ?? [];
+      return sandboxNote(`/kill takes the number of a live replica: ${alive.join(", ")}.`, true);
+    }
+    sandboxNote(
+      `Killed replica ${n} (SIGKILL). Its conversations go to another replica once their leases expire (${SANDBOX_LEASE_SECONDS} s).`,
+    );
+  };
+
+  const replicas = async (view: ReplicaView | undefined) => {
+    if (!view) return;
+    const leases = await view.leases();
+    for (const replica of view.list) {
+      const held = leases.get(replica.number) ?? 0;
+      const state = replica.alive() ? "alive" : "killed";
+      sandboxNote(
+        `replica ${replica.number} (pid ${replica.pid}): ${state}, ${held} lease${held === 1 ? "" : "s"}`,
+      );
+    }
   };
 
   // Lines are handled in order, each once the bot has acknowledged the one before (as a

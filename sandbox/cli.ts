@@ -2,12 +2,18 @@
  * `npm run sandbox [-- --say "question"] [options]`: try the bot without Slack. Starts the
  * service simulator, a local stand-in for Slack and the real bot (HTTP mode, signed
  * requests) on 127.0.0.1, then opens a terminal chat, or answers one question and exits.
+ * With `--replicas n`, n copies of the bot run as child processes on a PostgreSQL database
+ * of the session's own (on --database-url, DATABASE_URL, or a throwaway server).
  * Leaving (/quit, Ctrl-D, SIGINT, SIGTERM, SIGHUP) stops everything it started.
  */
+import {
+  startThrowawayPostgres,
+  type ThrowawayPostgres,
+} from "../src/devtools/throwaway-postgres.js";
 import { watchLaunchers } from "../src/simulator/launcher-watch.js";
 import type { ScriptedAnswer } from "../src/simulator/server.js";
 import { parseSandboxArgs, type SandboxArgs, USAGE, UsageError } from "./args.js";
-import { CHAT_HELP, runChat } from "./chat.js";
+import { helpFor, runChat } from "./chat.js";
 import { say } from "./say.js";
 import { startWorkspace, type Workspace } from "./workspace.js";
 
@@ -31,7 +37,10 @@ function banner(args: SandboxArgs, ws: Workspace): string[] {
   const speed = `${args.tokensPerSecond} tokens/s`;
   return [
     "\x1b[1mAssistant bridge sandbox\x1b[0m: the real bot, a stand-in for Slack, the service simulator.",
-    ...CHAT_HELP.map((line) => dim(`  ${line}`)),
+    ...helpFor(ws).map((line) => dim(`  ${line}`)),
+    ...(ws.replicas
+      ? [dim(`${ws.replicas.list.length} replicas on PostgreSQL, each message to the next one.`)]
+      : []),
     dim(`Bot log: ${args.logPath} · simulator ${ws.sim.url} at ${speed} · options: --help`),
     "",
   ];
@@ -40,7 +49,7 @@ function banner(args: SandboxArgs, ws: Workspace): string[] {
 async function main(): Promise<void> {
   let args: SandboxArgs;
   try {
-    args = parseSandboxArgs(process.argv.slice(2));
+    args = parseSandboxArgs(process.argv.slice(2), process.env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`sandbox: ${error.message}\n${USAGE}\n`);
@@ -50,6 +59,24 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return exit(0);
   }
+
+  // Replicas without a server: one for this session only, stopped on every way out.
+  let throwaway: ThrowawayPostgres | undefined;
+  let serverUrl = args.databaseUrl;
+  if (args.replicas > 1 && serverUrl === undefined) {
+    try {
+      throwaway = await startThrowawayPostgres();
+    } catch (error) {
+      process.stderr.write(
+        `sandbox: --replicas needs PostgreSQL, and no throwaway server could start (${(error as Error).message.split("\n")[0]}); pass --database-url postgres://… or set DATABASE_URL\n`,
+      );
+      return exit(2);
+    }
+    serverUrl = throwaway.url;
+  }
+  const stopServer = async () => {
+    await throwaway?.stop();
+  };
 
   const answer = scriptedAnswer(args);
   const ws = await startWorkspace({
@@ -63,6 +90,10 @@ async function main(): Promise<void> {
     ...(answer ? { answer } : {}),
     logPath: args.logPath,
     logLevel: args.logLevel,
+    ...(args.replicas > 1 && serverUrl ? { replicas: { count: args.replicas, serverUrl } } : {}),
+  }).catch(async (error: unknown) => {
+    await stopServer();
+    throw error;
   });
 
   const leaving = new AbortController();
@@ -99,12 +130,14 @@ async function main(): Promise<void> {
       signal: leaving.signal,
     });
     await ws.close();
+    await stopServer();
     if (terminal) {
       process.stdout.write(dim("Stopped the bot, the Slack stand-in and the simulator.\n"));
     }
     return exit(code);
   }
   await ws.close();
+  await stopServer();
   return exit(code);
 }
 

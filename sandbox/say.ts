@@ -32,7 +32,7 @@ export async function say(ws: Workspace, question: string, timeoutMs: number): P
     await ws.slack.waitFor((s) => s.replies(ws.channel, threadTs).length > 0, timeoutMs);
     const left = Math.max(0, timeoutMs - (Date.now() - started));
     await Promise.race([
-      ws.bot.bridge.idle(),
+      ws.idle(),
       new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => reject(new Error("deadline")), left);
       }),

@@ -3,16 +3,19 @@
  * Web API, and the real bot (HTTP mode) between them, all on 127.0.0.1. The person's
  * messages reach the bot exactly as Slack's would: signed Events API requests to its
  * receiver, with the message also stored in the fake so the thread reads like Slack's.
+ * With `replicas`, n copies of the bot run as child processes on PostgreSQL instead
+ * (replica-bots.ts), and each request goes to one of them.
  */
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { type Bot, createBot } from "../src/bot.js";
+import { createBot } from "../src/bot.js";
 import { configuredSecrets, type LogLevel, loadConfig } from "../src/config.js";
 import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import {
   appMention,
+  type BotResponse,
   blockAction,
   messageEvent,
   nextTs,
@@ -29,6 +32,7 @@ import {
   startSimulator,
 } from "../src/simulator/server.js";
 import type { Turn } from "../src/store/turn.js";
+import { type ReplicaBots, type ReplicaView, startReplicaBots } from "./replica-bots.js";
 
 export const SANDBOX_CHANNEL = "C0SANDBOX";
 export const SANDBOX_USER = "U0YOU";
@@ -41,12 +45,15 @@ export interface WorkspaceOptions {
   logPath: string;
   /** Default "info". */
   logLevel?: LogLevel;
+  /** n replicas (child processes) on a fresh database of this PostgreSQL server. */
+  replicas?: { count: number; serverUrl: string };
 }
 
 export interface Workspace {
   readonly slack: FakeSlack;
   readonly sim: RunningSimulator;
-  readonly bot: Bot;
+  /** The replicas, when the sandbox runs several; undefined: one bot in this process. */
+  readonly replicas: ReplicaView | undefined;
   readonly channel: string;
   readonly user: string;
   /** The sandbox thread's root ts, once the first message started it. */
@@ -62,6 +69,8 @@ export interface Workspace {
   pressStop(turnId: string, messageTs: string): Promise<void>;
   /** The bot's turn for one of the person's messages, once the bot has recorded it. */
   turnFor(messageTs: string): Turn | undefined;
+  /** Resolves once the bot (every replica) has no turn left to run. */
+  idle(): Promise<void>;
   /** Stops the bot (giving answers `graceMs` to finish), the fake Slack and the simulator. */
   close(graceMs?: number): Promise<void>;
 }
@@ -92,7 +101,7 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
     started.push({ close: () => new Promise((resolve) => logFile.end(resolve)) });
     // A fresh secret per session: only this process can sign requests the bot accepts.
     const signingSecret = randomBytes(16).toString("hex");
-    const config = loadConfig({
+    const env = {
       SLACK_BOT_TOKEN: "xoxb-sandbox-bot-token",
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: slack.apiUrl,
@@ -100,27 +109,33 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
       ASSISTANT_API_URL: sim.url,
       ASSISTANT_API_TOKEN: "sandbox-service-token",
       ASSISTANT_ID: "sandbox-assistant",
-      DATABASE_PATH: join(dataDir, "sandbox.db"),
       LOG_LEVEL: options.logLevel ?? "info",
       // The thread view draws edited replies (status line, [Stop]); it does not draw a native
       // stream's task cards yet, so the sandbox shows the edited path.
       SLACK_STREAMING: "off",
-    });
-    const logger = createLogger({
-      level: config.logLevel,
-      secrets: configuredSecrets(config),
-      pretty: true,
-      destination: logFile,
-    });
-    const bot = createBot(config, logger);
-    const { port } = await bot.start();
+    };
     let graceMs = 1_000;
-    started.push({ close: () => bot.stop(graceMs) });
-    const { turns } = bot.stores;
-    const endpoint = `http://127.0.0.1:${port}/slack/events`;
+    const bots: Bots = options.replicas
+      ? replicaBots(
+          await startReplicaBots({
+            ...options.replicas,
+            env,
+            signingSecret,
+            log: (line) => logFile.write(`${line}\n`),
+            team: slack.teamId,
+            channel: SANDBOX_CHANNEL,
+          }),
+          slack.teamId,
+        )
+      : await inProcessBot(
+          { ...env, DATABASE_PATH: join(dataDir, "sandbox.db") },
+          logFile,
+          slack.teamId,
+        );
+    started.push({ close: () => bots.close(graceMs) });
 
-    const post = async (kind: RequestKind, payload: Payload) => {
-      const response = await postToBot(endpoint, signingSecret, kind, payload);
+    const post = async (kind: RequestKind, payload: Payload, messageTs?: string) => {
+      const response = await bots.post(kind, payload, messageTs);
       if (response.status !== 200) {
         throw new Error(`the bot answered HTTP ${response.status} to a ${kind} request`);
       }
@@ -131,7 +146,7 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
     return {
       slack,
       sim,
-      bot,
+      replicas: bots.replicas,
       channel: SANDBOX_CHANNEL,
       user: SANDBOX_USER,
       get threadTs() {
@@ -147,11 +162,11 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
           const mention = `<@${slack.botUserId}> ${text}`;
           slack.seedMessage({ ...base, text: mention });
           threadTs = ts;
-          await post("event", appMention({ ...base, text: mention }));
+          await post("event", appMention({ ...base, text: mention }), ts);
         } else {
           const inThread = { ...base, text, thread_ts: threadTs };
           slack.seedMessage(inThread);
-          await post("event", messageEvent({ ...inThread, channel_type: "channel" }));
+          await post("event", messageEvent({ ...inThread, channel_type: "channel" }), ts);
         }
         return ts;
       },
@@ -184,8 +199,8 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
           }),
         );
       },
-      turnFor: (messageTs) =>
-        closing ? undefined : turns.byMessage(slack.teamId, SANDBOX_CHANNEL, messageTs),
+      turnFor: (messageTs) => (closing ? undefined : bots.turnFor(SANDBOX_CHANNEL, messageTs)),
+      idle: () => bots.idle(),
       async close(grace = 1_000) {
         graceMs = grace;
         await closeAll();
@@ -195,4 +210,48 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
     await closeAll();
     throw error;
   }
+}
+
+/** The bot side of the workspace: one bot in this process, or replicas. */
+interface Bots {
+  post(kind: RequestKind, payload: Payload, messageTs?: string): Promise<BotResponse>;
+  turnFor(channel: string, messageTs: string): Turn | undefined;
+  idle(): Promise<void>;
+  replicas: ReplicaView | undefined;
+  close(graceMs: number): Promise<void>;
+}
+
+async function inProcessBot(
+  env: Record<string, string>,
+  logFile: NodeJS.WritableStream,
+  team: string,
+): Promise<Bots> {
+  const config = loadConfig(env);
+  const logger = createLogger({
+    level: config.logLevel,
+    secrets: configuredSecrets(config),
+    pretty: true,
+    destination: logFile,
+  });
+  const bot = createBot(config, logger);
+  const { port } = await bot.start();
+  const endpoint = `http://127.0.0.1:${port}/slack/events`;
+  const secret = env.SLACK_SIGNING_SECRET ?? "";
+  return {
+    post: (kind, payload) => postToBot(endpoint, secret, kind, payload),
+    turnFor: (channel, ts) => bot.stores.turns.byMessage(team, channel, ts),
+    idle: () => bot.bridge.idle(),
+    replicas: undefined,
+    close: (graceMs) => bot.stop(graceMs),
+  };
+}
+
+function replicaBots(bots: ReplicaBots, team: string): Bots {
+  return {
+    post: (kind, payload, messageTs) => bots.post(kind, payload, messageTs),
+    turnFor: (channel, ts) => bots.turnFor(team, channel, ts),
+    idle: () => bots.idle(),
+    replicas: bots.view,
+    close: (graceMs) => bots.close(graceMs),
+  };
 }

@@ -13,8 +13,25 @@ describe("parseSandboxArgs", () => {
       timeoutSeconds: 120,
       logPath: "./data/sandbox.log",
       logLevel: "info",
+      replicas: 1,
+      databaseUrl: undefined,
       help: false,
     });
+  });
+
+  it("reads --replicas, and --database-url before DATABASE_URL", () => {
+    const env = { DATABASE_URL: "postgres://env@127.0.0.1/db" };
+    expect(parseSandboxArgs(["--replicas", "2"], env)).toMatchObject({
+      replicas: 2,
+      databaseUrl: "postgres://env@127.0.0.1/db",
+    });
+    const flag = ["--replicas", "5", "--database-url", "postgresql://flag@127.0.0.1/x"];
+    expect(parseSandboxArgs(flag, env).databaseUrl).toBe("postgresql://flag@127.0.0.1/x");
+    expect(() => parseSandboxArgs(["--replicas", "6"])).toThrow(/--replicas must be .* 1 to 5/);
+    expect(() => parseSandboxArgs(["--replicas", "0"])).toThrow(/--replicas/);
+    expect(() => parseSandboxArgs(["--database-url", "mysql://secret@h/db"])).toThrow(
+      /^--database-url \(or DATABASE_URL\) must be a postgres:\/\/ URL$/,
+    );
   });
 
   it("reads every flag", () => {
