@@ -1,6 +1,7 @@
 import type { Allowance } from "../../../rate/allowance.js";
 import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../../../rate/gcra.js";
 import type { BudgetDb } from "./budget-db.js";
+import { EarliestTake } from "./earliest.js";
 import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
 
 /** What the table says of one bucket at an instant. */
@@ -22,6 +23,7 @@ interface Seen {
  */
 export class PostgresBucket implements Allowance {
   private seen: Seen | undefined;
+  private readonly earliest = new EarliestTake();
 
   constructor(
     private readonly budgets: BudgetDb,
@@ -30,12 +32,16 @@ export class PostgresBucket implements Allowance {
   ) {}
 
   readyAt(now: number, ahead = 0): number {
+    const known = ahead === 0 ? this.earliest.ahead(now) : undefined;
+    if (known !== undefined) return known;
     const seen = this.read(now);
     if (!seen) return this.budgets.retryAt(now);
-    return Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
+    const ready = Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
+    return ahead === 0 ? this.earliest.learnt(ready) : ready;
   }
 
   tryTake(now: number): boolean {
+    if (this.earliest.ahead(now) !== undefined) return false;
     this.seen = undefined;
     const arrival = this.budgets.attempt(
       now,
@@ -44,6 +50,7 @@ export class PostgresBucket implements Allowance {
     );
     if (arrival === undefined) {
       this.budgets.refused();
+      this.readyAt(now);
       return false;
     }
     // Taken: no pause holds at `now`.
@@ -53,6 +60,7 @@ export class PostgresBucket implements Allowance {
 
   pauseUntil(until: number): void {
     this.seen = undefined;
+    this.earliest.learnt(until);
     this.budgets.tell(() => pause(this.budgets.db, this.key, until));
   }
 

@@ -1,6 +1,7 @@
 import type { Allowance } from "../../../rate/allowance.js";
 import { type WindowRules, windowReadyAt } from "../../../rate/window.js";
 import type { BudgetDb } from "./budget-db.js";
+import { EarliestTake } from "./earliest.js";
 import { pause } from "./pauses.js";
 import type { SlotRows, SlotTable } from "./slots.js";
 
@@ -12,6 +13,7 @@ import type { SlotRows, SlotTable } from "./slots.js";
  */
 export class PostgresWindow implements Allowance {
   private seen: { now: number; rows: SlotRows } | undefined;
+  private readonly earliest = new EarliestTake();
 
   constructor(
     private readonly budgets: BudgetDb,
@@ -21,14 +23,18 @@ export class PostgresWindow implements Allowance {
   ) {}
 
   readyAt(now: number, ahead = 0): number {
+    const known = ahead === 0 ? this.earliest.ahead(now) : undefined;
+    if (known !== undefined) return known;
     const rows = this.read(now);
     if (!rows) return this.budgets.retryAt(now);
     // A take made at t counts until t + windowMs.
     const takes = rows.freeAt.map((until) => until - this.rules.windowMs);
-    return Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
+    const ready = Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
+    return ahead === 0 ? this.earliest.learnt(ready) : ready;
   }
 
   tryTake(now: number): boolean {
+    if (this.earliest.ahead(now) !== undefined) return false;
     this.seen = undefined;
     const { limit, windowMs } = this.rules;
     const slot = this.budgets.attempt(
@@ -36,12 +42,15 @@ export class PostgresWindow implements Allowance {
       () => this.slots.occupy(this.key, now, { limit, untilAt: now + windowMs, held: false }),
       () => undefined,
     );
-    if (slot === undefined) this.budgets.refused();
-    return slot !== undefined;
+    if (slot !== undefined) return true;
+    this.budgets.refused();
+    this.readyAt(now);
+    return false;
   }
 
   pauseUntil(until: number): void {
     this.seen = undefined;
+    this.earliest.learnt(until);
     this.budgets.tell(() => pause(this.budgets.db, this.key, until));
   }
 
