@@ -15,24 +15,25 @@ export class PostgresLeaseStore implements LeaseStore {
 
   claim(conversationId: number, holder: string, ttlMs: number): Claim {
     const now = this.now();
-    return this.db.transaction((): Claim => {
-      // Who held it before, locked until the claim commits: only needed to tell a take-over
-      // from a claim, since the upsert below decides on its own.
-      const previous = this.db.first<{ holder: string; expires_at: number }>(
-        "SELECT holder, expires_at FROM conversation_leases WHERE conversation_id = $1 FOR UPDATE",
-        [conversationId],
-      );
-      const taken = this.db.run(
-        `INSERT INTO conversation_leases AS lease (conversation_id, holder, expires_at)
+    // One statement, one round trip (a claim is on the path of every Slack acknowledgement).
+    // The upsert decides on the row as committed when it runs, so of two claims at once one
+    // wins; `previous` (the statement's snapshot) only tells a take-over from a claim.
+    const row = this.db.first<{ taken: number; previous: string | null }>(
+      `WITH previous AS (
+         SELECT holder FROM conversation_leases WHERE conversation_id = $1
+       ), taken AS (
+         INSERT INTO conversation_leases AS lease (conversation_id, holder, expires_at)
          VALUES ($1, $2, $3)
          ON CONFLICT (conversation_id) DO UPDATE SET holder = excluded.holder,
            expires_at = excluded.expires_at
-         WHERE lease.expires_at <= $4 OR lease.holder = excluded.holder`,
-        [conversationId, holder, now + ttlMs, now],
-      );
-      if (taken === 0) return "refused";
-      return previous !== undefined && previous.holder !== holder ? "taken_over" : "claimed";
-    });
+         WHERE lease.expires_at <= $4 OR lease.holder = excluded.holder
+         RETURNING 1
+       )
+       SELECT (SELECT COUNT(*) FROM taken) AS taken, (SELECT holder FROM previous) AS previous`,
+      [conversationId, holder, now + ttlMs, now],
+    );
+    if (!row || Number(row.taken) === 0) return "refused";
+    return row.previous !== null && row.previous !== holder ? "taken_over" : "claimed";
   }
 
   renew(holder: string, ttlMs: number): number[] {

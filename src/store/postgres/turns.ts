@@ -19,17 +19,15 @@ const INSERT = `INSERT INTO turns (${NEW_COLUMNS.map((c) => (c === "user" ? '"us
   ON CONFLICT (team, channel, message_ts) DO NOTHING`;
 
 /** $1 the id, $2 the state it is in, $3 the time, then the changeable columns in order. */
-const WRITE = `UPDATE turns SET ${CHANGEABLE.map((c, i) => `${c} = $${i + 4}`).join(", ")},
-  updated_at = $3 WHERE id = $1 AND state = $2`;
+const WRITE = `UPDATE turns SET ${CHANGEABLE.map((c, i) => `${c} = $${i + 5}`).join(", ")},
+  updated_at = $3 WHERE id = $1 AND state = $2 AND updated_at = $4`;
 
 /** Arrival order: SQLite's rowid is `seq` here. */
 const ARRIVAL = "ORDER BY created_at, seq";
 
 /**
  * The turns in PostgreSQL; every transition is checked by the state machine, then written
- * whole, in a transaction that holds the turn's row: a replica that moves the same turn at
- * the same moment waits, then reads what this one wrote (and is refused if that no longer
- * allows its event).
+ * whole, only if nobody wrote the turn since it was read (`apply`).
  */
 export class PostgresTurnStore extends TurnEvents implements TurnStore {
   constructor(
@@ -127,23 +125,31 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
     );
   }
 
+  /**
+   * Two round trips, no transaction: the row as read, then a write that takes effect only if
+   * the row is still as read (its state and `updated_at`, which every write moves forward). A
+   * turn is written by the replica that holds its conversation; should another one have
+   * written it in between (a lease lost in a stall), the write is refused like any
+   * transition the state no longer allows, never reported as done.
+   */
   protected apply(id: string, event: TurnEvent): Turn {
-    return this.db.transaction(() => {
-      const current = this.one("SELECT * FROM turns WHERE id = $1 FOR UPDATE", [id]);
-      if (!current) throw new Error(`turn ${id} does not exist`);
-      const next = applyTurnEvent(current, event);
-      const change = toChange(next);
-      const written = this.db.run(WRITE, [
-        id,
-        current.state,
-        this.now(),
-        ...CHANGEABLE.map((c) => change[c]),
-      ]);
-      // The row lock makes this unreachable; should it ever not, a lost race is refused
-      // like any transition the state no longer allows, never reported as done.
-      if (written !== 1) throw new IllegalTransition(id, current.state, event.type);
-      return next;
-    });
+    const row = this.db.first<TurnRow & { updated_at: number }>(
+      "SELECT * FROM turns WHERE id = $1",
+      [id],
+    );
+    if (!row) throw new Error(`turn ${id} does not exist`);
+    const current = toTurn(row);
+    const next = applyTurnEvent(current, event);
+    const change = toChange(next);
+    const written = this.db.run(WRITE, [
+      id,
+      current.state,
+      Math.max(this.now(), row.updated_at + 1),
+      row.updated_at,
+      ...CHANGEABLE.map((c) => change[c]),
+    ]);
+    if (written !== 1) throw new IllegalTransition(id, current.state, event.type);
+    return next;
   }
 
   private one(sql: string, params: unknown[]): Turn | undefined {

@@ -1,7 +1,7 @@
 import type { Allowance } from "../../../rate/allowance.js";
 import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../../../rate/gcra.js";
 import type { BudgetDb } from "./budget-db.js";
-import { EarliestTake } from "./earliest.js";
+import { EarliestTake, fresh } from "./earliest.js";
 import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
 
 /** What the table says of one bucket at an instant. */
@@ -18,7 +18,7 @@ interface Seen {
  * A take is one statement: an upsert whose update happens only when the bucket allows a take
  * at `now` and no pause holds, under the row's lock, so two replicas taking the last token at
  * once cannot both get it. readyAt reads the row and computes with the same functions as the
- * in-memory bucket; what it read is kept for the rest of the same millisecond, since the
+ * in-memory bucket; what it read is kept for SEEN_MS (earliest.ts), since the
  * scheduler asks every lane at one instant and the take decides anyway.
  */
 export class PostgresBucket implements Allowance {
@@ -88,7 +88,7 @@ export class PostgresBucket implements Allowance {
   }
 
   private read(now: number): Seen | undefined {
-    if (this.seen?.now === now) return this.seen;
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return this.seen;
     this.seen = this.budgets.attempt(
       now,
       () => {

@@ -18,3 +18,16 @@ export class EarliestTake {
     return at;
   }
 }
+
+/**
+ * How long what a budget read from the database answers its readyAt, ms. An answer that says
+ * "ready" may be stale by then (another replica took the token): the take itself is decided by
+ * the database, and a refused one reads again. The scheduler asks on every wake (every new
+ * piece of every answer); a read per budget per SEEN_MS bounds what that costs.
+ */
+const SEEN_MS = 25;
+
+/** Whether a reading made at `readAt` still answers at `now`. */
+export function fresh(readAt: number, now: number): boolean {
+  return now >= readAt && now - readAt < SEEN_MS;
+}

@@ -1,7 +1,7 @@
 import type { Allowance } from "../../../rate/allowance.js";
 import { type WindowRules, windowReadyAt } from "../../../rate/window.js";
 import type { BudgetDb } from "./budget-db.js";
-import { EarliestTake } from "./earliest.js";
+import { EarliestTake, fresh } from "./earliest.js";
 import { pause } from "./pauses.js";
 import type { SlotRows, SlotTable } from "./slots.js";
 
@@ -9,7 +9,7 @@ import type { SlotRows, SlotTable } from "./slots.js";
  * A sliding window (rate/window.ts) that replicas share: each take is a slot of
  * `budget_slots` that counts for one window. A take is one short transaction under the key's
  * lock (SlotTable.occupy); readyAt reads the key's slots and computes with the same function
- * as the in-memory window, and what it read is kept for the rest of the same millisecond.
+ * as the in-memory window, and what it read is kept for SEEN_MS (earliest.ts).
  */
 export class PostgresWindow implements Allowance {
   private seen: { now: number; rows: SlotRows } | undefined;
@@ -55,7 +55,7 @@ export class PostgresWindow implements Allowance {
   }
 
   private read(now: number): SlotRows | undefined {
-    if (this.seen?.now === now) return this.seen.rows;
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return this.seen.rows;
     const rows = this.budgets.attempt(
       now,
       () => this.slots.read(this.key, now),
