@@ -116,16 +116,26 @@ function round(index: number, roots: string[]): { question: Question; event: Pay
   });
 }
 
-/** Delivers an event to a live replica at random; another one when it cannot be reached. */
+/**
+ * Delivers an event as Slack does: to one of the live replicas at random, and, while it is not
+ * acknowledged (a replica that cannot be reached, or one that answers 500 because it could
+ * not record the question), again as a retry, up to Slack's three retries. Any answer but 200
+ * is printed, with the replica's last error lines, so a flaky failure explains itself.
+ */
 async function deliver(event: Payload, live: ChildBot[], retryNum?: number): Promise<void> {
-  const order = [...live].sort(() => Math.random() - 0.5);
-  for (const replica of order) {
+  const answers: string[] = [];
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const replica = live[Math.floor(Math.random() * live.length)] as ChildBot;
+    const retry = attempt === 0 ? retryNum : (retryNum ?? 0) + attempt;
     const response = await replica
-      .post("event", event, retryNum === undefined ? {} : { retryNum })
-      .catch(() => undefined);
-    if (response?.status === 200) return;
+      .post("event", event, retry === undefined ? {} : { retryNum: retry })
+      .catch((error: unknown) => ({ status: 0, body: String(error) }));
+    if (response.status === 200) return;
+    answers.push(`HTTP ${response.status} ${response.body}`);
+    const errors = replica.logs.filter((line) => /"level":(50|60)/.test(line)).slice(-3);
+    console.warn(`event not acknowledged: ${answers.at(-1)}\n${errors.join("\n")}`);
   }
-  throw new Error("no replica took the event");
+  throw new Error(`no replica took the event: ${answers.join("; ")}`);
 }
 
 /**
