@@ -5,7 +5,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // PostgreSQL first: its throwaway server must not live in the guard's private temp folder.
     globalSetup: ["test/support/postgres.ts", "test/temp-folder-guard.ts"],
-    testTimeout: 20_000,
+    testTimeout: 30_000,
     hookTimeout: 20_000,
     pool: "forks",
     // Most end-to-end tests wait on simulated answers and timers rather than the CPU: a

@@ -413,9 +413,11 @@ export class FakeSlack {
 
   /**
    * Resolves once `predicate(this)` holds, re-checking after every recorded call, response
-   * and socket ack; rejects after `timeoutMs` (default 5000) naming what it waited for.
+   * and socket ack; rejects after `timeoutMs` (default 15 s: a wait ends as soon as its
+   * condition holds, so the default only bounds a failure, and a loaded two-core machine
+   * running several bots at once can take seconds) naming what it waited for.
    */
-  waitFor(predicate: (fake: FakeSlack) => boolean, timeoutMs = 5000): Promise<void> {
+  waitFor(predicate: (fake: FakeSlack) => boolean, timeoutMs = 15_000): Promise<void> {
     return this.waiters.until(
       () => predicate(this),
       timeoutMs,
