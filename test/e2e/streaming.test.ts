@@ -156,9 +156,13 @@ describe("native streaming", () => {
     const written = "Let me look into this for a while ";
     x.sim.control.enqueueAnswer({ text: written, hang: true });
     const { threadTs } = await x.mention("<@UBOT> take your time");
-    await x.slack.waitFor((s) =>
-      s.threadTranscript(CHANNEL, threadTs).some((t) => t.includes("for a while")),
-    );
+    // Everything written is in the stream, its last character too (held back while the text
+    // grew): from here on the stream is idle.
+    const streamed = (s: FakeSlack) =>
+      [...s.callsTo("chat.startStream"), ...s.callsTo("chat.appendStream")]
+        .map(streamedText)
+        .join("");
+    await x.slack.waitFor((s) => streamed(s) === written);
     const ts = x.slack.replies(CHANNEL, threadTs)[0]?.ts ?? "";
     const appendsBefore = x.slack.callsTo("chat.appendStream").length;
     clock.skip(4 * 60_000 + 1_000);
