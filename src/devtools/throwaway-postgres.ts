@@ -108,7 +108,8 @@ export function scratchName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${random}`.toLowerCase().replace(/[^a-z0-9_]/g, "_");
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** One statement on the server as its administrator (CREATE/DROP DATABASE, DROP SCHEMA). */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {

