@@ -64,6 +64,21 @@ function question(fields: Partial<Inbound> = {}): Inbound {
   };
 }
 
+/** A's answer to a new question whose run start is held (the test releases it). */
+async function startHeld(
+  c: ReturnType<typeof cluster>,
+  a: { bridge: Bridge },
+): Promise<{ first: Inbound; held: { release: () => void } }> {
+  const held = c.service.hold("startRun");
+  const first = question();
+  expect(a.bridge.accept(first)).toBe("accepted");
+  await held.entered;
+  return { first, held };
+}
+
+/** The next message of `first`'s thread, without a mention. */
+const followUp = (first: Inbound) => question({ threadTs: first.threadTs, mentioned: false });
+
 /** A's answer to a new question is being written, its run going on until it is stopped. */
 async function streamingIn(c: ReturnType<typeof cluster>, a: { bridge: Bridge }): Promise<Inbound> {
   c.service.hang = true;
@@ -84,12 +99,9 @@ describe("replicas sharing one database", () => {
   it("runs a conversation's turns in the replica holding it, in order, whichever replica heard them", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    const held = c.service.hold("startRun");
-    const first = question();
-    expect(a.bridge.accept(first)).toBe("accepted");
-    await held.entered;
+    const { first, held } = await startHeld(c, a);
     // B records the thread's next message, but A holds the conversation: B runs nothing.
-    const second = question({ threadTs: first.threadTs, mentioned: false });
+    const second = followUp(first);
     expect(b.bridge.accept(second)).toBe("accepted");
     expect(b.bridge.leasesHeld).toBe(0);
     held.release();
@@ -109,11 +121,8 @@ describe("replicas sharing one database", () => {
   it("opens the replies of turns recorded elsewhere in their order, the first one at once", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    const held = c.service.hold("startRun");
-    const first = question();
-    a.bridge.accept(first);
-    await held.entered;
-    const later = [2, 3].map(() => question({ threadTs: first.threadTs, mentioned: false }));
+    const { first, held } = await startHeld(c, a);
+    const later = [2, 3].map(() => followUp(first));
     for (const q of later) b.bridge.accept(q);
     held.release();
     await a.bridge.idle();
@@ -126,11 +135,8 @@ describe("replicas sharing one database", () => {
   it("shows a turn recorded elsewhere as queued at its holder's next sweep, while the one before runs", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    const held = c.service.hold("startRun");
-    const first = question();
-    a.bridge.accept(first);
-    await held.entered;
-    const second = question({ threadTs: first.threadTs, mentioned: false });
+    const { first, held } = await startHeld(c, a);
+    const second = followUp(first);
     b.bridge.accept(second);
     expect(a.replies.story(turnOf(c.stores, second))).toEqual([]);
     await c.pass(SWEEP_MS, a);
@@ -202,11 +208,8 @@ describe("a stop pressed in another replica", () => {
   it("stops a queued turn there through the database, and nothing is sent for it", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
-    const held = c.service.hold("startRun");
-    const first = question();
-    a.bridge.accept(first);
-    await held.entered;
-    const second = question({ threadTs: first.threadTs, mentioned: false });
+    const { first, held } = await startHeld(c, a);
+    const second = followUp(first);
     b.bridge.accept(second);
     // The person presses Stop on the second answer; the press reaches B, which does not run it.
     expect(await b.bridge.stop(turnOf(c.stores, second), "U1", { team: "T1", channel: "C1" })).toBe(
