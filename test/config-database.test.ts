@@ -1,23 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, configuredSecrets, loadConfig } from "../src/config.js";
-
-const base = {
-  SLACK_BOT_TOKEN: "xoxb-1-secret",
-  SLACK_SIGNING_SECRET: "shh",
-  ASSISTANT_API_URL: "http://127.0.0.1:8787/",
-  ASSISTANT_API_TOKEN: "svc-token",
-  ASSISTANT_ID: "asst-1",
-};
-
-function startError(env: Record<string, string>): string {
-  try {
-    loadConfig({ ...base, ...env });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("the configuration was accepted");
-}
+import { configuredSecrets, loadConfig } from "../src/config.js";
+import { BASE_ENV as base, startError } from "./support/config-env.js";
 
 describe("the database settings", () => {
   it("default to the SQLite file and 15-second leases", () => {

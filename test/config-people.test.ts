@@ -1,26 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ConfigError, configuredSecrets, loadConfig } from "../src/config.js";
+import { configuredSecrets, loadConfig } from "../src/config.js";
 import { DEFAULT_LINK_TOKEN_HELP } from "../src/config-people.js";
+import { BASE_ENV as base, startError } from "./support/config-env.js";
 
-const base = {
-  SLACK_BOT_TOKEN: "xoxb-1-secret",
-  SLACK_SIGNING_SECRET: "shh",
-  ASSISTANT_API_URL: "http://127.0.0.1:8787/",
-  ASSISTANT_API_TOKEN: "svc-token",
-  ASSISTANT_ID: "asst-1",
-};
 const KEY = randomBytes(32).toString("base64");
-
-function startError(env: Record<string, string>): string {
-  try {
-    loadConfig({ ...base, ...env });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("the configuration was accepted");
-}
 
 describe("people's settings", () => {
   it("default to the shared token, no linking, the one assistant and a general help sentence", () => {
