@@ -1,5 +1,5 @@
 import type { Row } from "./report.js";
-import { fixed } from "./tables.js";
+import { fixed, pad } from "./tables.js";
 
 /**
  * The printed parts of a run with replicas: each replica's share, and the figures beside a
@@ -91,19 +91,4 @@ export function formatComparison(list: readonly Comparison[], replicas: number):
       : `${c.diffPercent >= 0 ? "+" : ""}${c.diffPercent.toFixed(0)}%`,
   ]);
   return pad([head, ...body]);
-}
-
-function pad(cells: string[][]): string {
-  const widths = (cells[0] ?? []).map((_, i) =>
-    Math.max(...cells.map((line) => (line[i] ?? "").length)),
-  );
-  const line = (values: string[]) =>
-    values
-      .map((v, i) => v.padStart(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  const [head, ...body] = cells;
-  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join(
-    "\n",
-  );
 }

@@ -56,8 +56,14 @@ const COST: Column[] = [
 
 /** A plain-text table, one row per scenario, columns padded to fit. */
 function table(columns: readonly Column[], rows: readonly Row[]): string {
-  const cells = [columns.map(([title]) => title), ...rows.map((r) => columns.map(([, f]) => f(r)))];
-  const widths = columns.map((_, i) => Math.max(...cells.map((line) => (line[i] ?? "").length)));
+  return pad([columns.map(([title]) => title), ...rows.map((r) => columns.map(([, f]) => f(r)))]);
+}
+
+/** Rows of cells (the first one the heading) as a plain-text table, columns padded to fit. */
+export function pad(cells: string[][]): string {
+  const widths = (cells[0] ?? []).map((_, i) =>
+    Math.max(...cells.map((line) => (line[i] ?? "").length)),
+  );
   const line = (values: string[]) =>
     values
       .map((v, i) => v.padStart(widths[i] ?? 0))
