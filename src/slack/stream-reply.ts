@@ -213,6 +213,7 @@ export class StreamReply implements ReplyRenderer {
     if (!this.plan(stream, false)) return;
     await this.options.gate.appends.post({ team, channel, lane: stream.ts }, async () => {
       // Made when the call goes: the newest text, never a queue of stale ones.
+      const keptAlive = this.keepAlive;
       const plan = this.edits ? undefined : this.plan(stream, false);
       if (!plan) return;
       if (plan.chunks.length > 0) {
@@ -222,7 +223,7 @@ export class StreamReply implements ReplyRenderer {
           .slack(team)
           .appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
       }
-      this.commit(stream, plan);
+      this.commit(stream, plan, keptAlive);
     });
   }
 
@@ -282,7 +283,7 @@ export class StreamReply implements ReplyRenderer {
     this.recorder.parts([...this.parts]);
     const stream: Stream = { ...draft, ts, index };
     this.stream = stream;
-    this.commit(stream, built as Plan);
+    this.commit(stream, built as Plan, true);
   }
 
   /** What to send now to `part`, made from the latest view. */
@@ -314,7 +315,12 @@ export class StreamReply implements ReplyRenderer {
     return true;
   }
 
-  private commit(stream: Stream, plan: Plan): void {
+  /**
+   * Records what `plan` sent. `keptAlive`: the plan was made with the renewal's keep-alive
+   * owed (or starts a stream), which it has now paid; a renewal that came due while this call
+   * was on its way is still owed.
+   */
+  private commit(stream: Stream, plan: Plan, keptAlive: boolean): void {
     stream.sent = plan.text.sent;
     stream.cards = plan.cards;
     this.streamed = plan.body.slice(0, stream.start + stream.sent);
@@ -322,7 +328,7 @@ export class StreamReply implements ReplyRenderer {
       this.writing = true;
       this.stalls = 0;
     }
-    this.keepAlive = false;
+    if (keptAlive) this.keepAlive = false;
     if (plan.text.next) {
       this.rollTo = plan.text.next;
       this.dirty = true;

@@ -47,6 +47,8 @@ interface Options {
   channelPace?: boolean;
   firstWordsWaitMs?: number;
   startsPerMinute?: number;
+  /** The answer to this append (1-based) waits until `releaseAppend()`. */
+  holdAppend?: number;
 }
 
 /**
@@ -71,6 +73,10 @@ function setup(options: Options = {}) {
     if (failure) throw failure();
   };
   const start = clock.now();
+  let releaseAppend = () => {};
+  const appendHeld = new Promise<void>((resolve) => {
+    releaseAppend = resolve;
+  });
   const chunks = (list: StreamChunk[]) => list.map(describeChunk).join(" | ");
   const slack = {
     startStream: async (args: { chunks: StreamChunk[]; recipient_user_id: string }) => {
@@ -80,6 +86,7 @@ function setup(options: Options = {}) {
     },
     appendStream: async (args: { ts: string; chunks: StreamChunk[] }) => {
       call("append", `append ${args.ts} [${chunks(args.chunks)}]`);
+      if (counts.get("append") === options.holdAppend) await appendHeld;
     },
     stopStream: async (args: StopStreamArgs) => {
       call("stop", `stop ${args.ts} part ${args.metadata?.event_payload.part}`);
@@ -154,6 +161,7 @@ function setup(options: Options = {}) {
   };
   const lines = () => calls.map((c) => c.line);
   return {
+    releaseAppend: () => releaseAppend(),
     clock,
     calls,
     lines,
@@ -332,6 +340,20 @@ describe("NativeStream", () => {
     expect(s.lines().slice(4)).toEqual([
       "append 9.1 [task:reply-status=complete:Writing | text:again ]",
     ]);
+  });
+
+  it("still renews when the renewal comes due while an append is on its way", async () => {
+    const s = setup({ holdAppend: 2 });
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Thinking about it "));
+    await s.clock.advance(1_000);
+    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:t ]"]);
+    // Slack has not answered that append when four minutes have passed.
+    await s.clock.advance(240_000);
+    s.releaseAppend();
+    await s.clock.advance(1);
+    expect(s.lines()[3]).toBe("append 9.1 [task:reply-status=in_progress:Writing…]");
   });
 
   it("tells who stopped it in Slack, and ends with an edit", async () => {
