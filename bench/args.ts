@@ -51,6 +51,11 @@ export interface BenchOptions {
    */
   replicas: number;
   /**
+   * The bot's state in PostgreSQL (a fresh database per scenario) rather than SQLite: always
+   * with replicas, and with one when `--postgres` is given (what PostgreSQL alone costs).
+   */
+  postgres: boolean;
+  /**
    * The PostgreSQL server for replicas: --database-url, else DATABASE_URL, else
    * TEST_DATABASE_URL, else a throwaway server (run.ts). Never written to the results.
    */
@@ -79,11 +84,12 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   out: "bench/results/latest.json",
   runtime: "compiled",
   replicas: 1,
+  postgres: false,
   databaseUrl: undefined,
   compareWith: "bench/results/latest.json",
 };
 
-/** Where the results go by default: replicas' next to one replica's, not over them. */
+/** Where the results go by default on PostgreSQL: next to one replica's on SQLite, not over them. */
 export const REPLICAS_OUT = "bench/results/latest-replicas.json";
 
 export class ArgsError extends Error {
@@ -97,11 +103,13 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   [--min-chars 1500] [--max-chars 1500] [--piece-chars 4] [--pieces-per-second 50]
   [--run-starts-per-minute 600] [--users 50] [--arrivals-per-second 50] [--sample-ms 100]
   [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]
-  [--replicas 1] [--database-url postgres://…] [--compare-with bench/results/latest.json]
+  [--replicas 1] [--postgres] [--database-url postgres://…]
+  [--compare-with bench/results/latest.json]
   --replicas n runs n copies of the bot on one PostgreSQL database (--database-url, else
-  DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); the results then
-  go to bench/results/latest-replicas.json unless --out says otherwise, and are compared
-  with a single replica's in --compare-with when that file exists.`;
+  DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); --postgres runs
+  one copy there too. The results then go to bench/results/latest-replicas.json unless --out
+  says otherwise, and are compared with a single replica's on SQLite in --compare-with when
+  that file exists.`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -161,7 +169,8 @@ export function parseArgs(
         throw new ArgsError("--replicas takes one whole number from 1 to 10");
       }
       options.replicas = count;
-    } else if (flag === "--database-url") options.databaseUrl = next();
+    } else if (flag === "--postgres") options.postgres = true;
+    else if (flag === "--database-url") options.databaseUrl = next();
     else if (flag === "--compare-with") options.compareWith = next();
     else if (flag === "--runtime") {
       const runtime = next();
@@ -179,7 +188,8 @@ export function parseArgs(
     // Not quoted back: it may hold a password.
     throw new ArgsError("--database-url (or DATABASE_URL, TEST_DATABASE_URL) must be postgres://…");
   }
-  if (options.replicas > 1 && !outGiven) options.out = REPLICAS_OUT;
+  if (options.replicas > 1) options.postgres = true;
+  if (options.postgres && !outGiven) options.out = REPLICAS_OUT;
   const reps = options.reps;
   if (reps !== undefined && reps.length !== 1 && reps.length !== options.n.length) {
     throw new ArgsError("--reps takes one number, or one per entry of --n");

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const notes = methodNotes(options);
   // Replicas without a server given: one for this run only.
   let throwaway: ThrowawayPostgres | undefined;
-  if (options.replicas > 1 && options.databaseUrl === undefined) {
+  if (options.postgres && options.databaseUrl === undefined) {
     throwaway = await startThrowawayPostgres();
   }
   const stop = async () => {
@@ -93,7 +93,7 @@ async function measure(
   process.stdout.write(
     `\nreplicas: ${options.replicas}\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n`,
   );
-  const comparison = options.replicas > 1 ? replicaReport(options, rows) : undefined;
+  const comparison = options.postgres ? replicaReport(options, rows) : undefined;
   process.stdout.write(`\nTotal runtime ${runtimeSeconds} s.\n`);
   // The server's URL may hold a password: it is not written down.
   const { databaseUrl: _url, ...written } = options;

@@ -81,8 +81,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       DATABASE_PATH: join(dir, "bridge.db"),
       LOG_LEVEL: "info",
     };
-    if (o.replicas > 1) {
-      if (!o.databaseServerUrl) throw new Error("replicas need a PostgreSQL server");
+    if (o.postgres) {
+      if (!o.databaseServerUrl) throw new Error("PostgreSQL runs need a server");
       database = await createScratchDatabase(o.databaseServerUrl, "bench");
       env.DATABASE_URL = database.url;
     }

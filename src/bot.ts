@@ -58,7 +58,9 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   const people = wirePeople(config, stores, logger, () => workspaces.workspace({}));
   // Replicas on one PostgreSQL database share Slack's and the service's budgets there.
   const { url } = config.database;
-  const budgets = url === undefined ? undefined : replicaBudgets(url, metrics, logger);
+  // This process among the replicas: its leases and its places in the budgets' queues.
+  const holder = replicaName();
+  const budgets = url === undefined ? undefined : replicaBudgets(url, holder, metrics, logger);
   const service = wireService(
     config,
     clock,
@@ -123,7 +125,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   });
   const bridge = wireCore({
     config,
-    holder: replicaName(),
+    holder,
     clock,
     metrics,
     logger,

@@ -65,6 +65,8 @@ export class Bridge {
    */
   private readonly ranHere = new Map<string, number>();
   private readonly leases: ConversationLeases;
+  /** Conversations of turns just accepted, attended once Slack has been answered (afterAck). */
+  private readonly attending = new Set<Promise<void>>();
   private accepting = true;
 
   constructor(private readonly deps: BridgeDeps) {
@@ -86,10 +88,11 @@ export class Bridge {
    */
   accept(inbound: Inbound): AcceptResult {
     const { conversations, turns } = this.deps;
-    if (!this.wouldAnswer(inbound)) return "ignored";
     const key = { team: inbound.team, channel: inbound.channel, threadTs: inbound.threadTs };
-    const conversation =
-      conversations.find(key) ?? conversations.ensure(key, this.deps.assistantFor(inbound));
+    const found = conversations.find(key);
+    // As wouldAnswer decides, with the one lookup.
+    if (!found && !inbound.mentioned && !inbound.isDirect) return "ignored";
+    const conversation = found ?? conversations.ensure(key, this.deps.assistantFor(inbound));
     const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
     const overLimit = turns.unfinishedCountBy(inbound.team, inbound.user) >= limit;
     const turn = turns.create({
@@ -118,7 +121,7 @@ export class Bridge {
       { turn: turn.id, team: turn.team, channel: turn.channel, conversation: conversation.id },
       "turn accepted",
     );
-    this.attend(conversation.id);
+    this.afterAck(() => this.attend(conversation.id));
     return "accepted";
   }
 
@@ -267,9 +270,10 @@ export class Bridge {
     return this.leases.handBack();
   }
 
-  /** Resolves when every scheduled turn has finished. */
-  idle(): Promise<void> {
-    return this.queue.idle();
+  /** Resolves when every accepted turn has been scheduled and every scheduled one finished. */
+  async idle(): Promise<void> {
+    while (this.attending.size > 0) await Promise.all(this.attending);
+    await this.queue.idle();
   }
 
   get pendingConversations(): number {
@@ -355,6 +359,23 @@ export class Bridge {
         this.live.delete(turn.id);
         if (this.queue.pending(key) === 0) this.guarded(() => this.drained(turn.conversationId));
       });
+  }
+
+  /**
+   * Runs `work` once the event being handled has been acknowledged: the turn is recorded
+   * before Slack is answered, but claiming its conversation and the turn's first steps
+   * (store round trips, budget takes) need not hold the answer back. Slack allows 3 s and a
+   * person sees nothing of it, but every replica's acknowledgements queue behind that work.
+   */
+  private afterAck(work: () => void): void {
+    const done = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.guarded(work);
+        resolve();
+      });
+    });
+    this.attending.add(done);
+    void done.then(() => this.attending.delete(done));
   }
 
   /** A store failure while handing work on is logged; the sweep finds the work again. */

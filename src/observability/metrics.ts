@@ -75,7 +75,7 @@ export function createMetrics() {
     ),
     sharedBudgetWaits: counter(
       "bridge_shared_budget_waits_total",
-      "Slack calls that found the budget they share with other replicas spent when they were due (another replica took it first), and waited.",
+      "Slack calls that found the budget they share with other replicas spent when they were due (another replica took it first), or gave way to an older call of another replica, and waited.",
     ),
     firstText: new Histogram({
       name: "bridge_time_to_first_text_seconds",

@@ -9,14 +9,27 @@ export interface Allowance {
    * takes (default 0) have gone before it. Read-only.
    */
   readyAt(now: number, ahead?: number): number;
-  /** Takes one if allowed at `now`; false (and nothing taken) otherwise. */
-  tryTake(now: number): boolean;
+  /**
+   * Takes one if allowed at `now`; false (and nothing taken) otherwise. `place` says where the
+   * call stands among this process's calls waiting for the budget: an allowance shared by
+   * replicas lets the call whose rank is lowest in any of them go first (one in memory has
+   * no one else's to weigh it against).
+   */
+  tryTake(now: number, place?: QueuePlace): boolean;
   /**
    * A 429 said to wait until `until`: no take succeeds before then, and readyAt says so. Only a
    * shared allowance needs it, so that a 429 met by one replica holds every replica back; in
    * one process the scheduler keeps the pause itself.
    */
   pauseUntil?(until: number): void;
+}
+
+/** A waiting call's place in its process's queue for a budget (Lane.rank). */
+export interface QueuePlace {
+  /** The rank of the call asking: the lowest goes first. */
+  rank: number;
+  /** The rank of the process's next waiting call once this one has gone; Infinity: none. */
+  next: number;
 }
 
 /** A method's budget in one workspace, or a lane's own pace. */

@@ -5,8 +5,11 @@ import { TokenBucket } from "./token-bucket.js";
 
 /** A call waiting in a channel's queue, as the channel counts it. */
 export interface Queued {
-  /** Arrival order across channels: the call that waited longest goes first. */
-  seq: number;
+  /**
+   * When the call was queued (ArrivalStamps): across channels, and across replicas, the call
+   * that waited longest goes first.
+   */
+  queuedAt: number;
   /** Transient failures (5xx, network) so far. */
   failures: number;
   /** 429s met so far. */
@@ -17,6 +20,20 @@ export interface Queued {
 export interface RetryLimits {
   retries: number;
   rateLimitRetries: number;
+}
+
+/**
+ * The instants at which a gate queues its calls, each later than the one before by at least
+ * a microsecond: calls queued in one millisecond keep their order, and stamps of different
+ * replicas compare by when their calls were queued.
+ */
+export class ArrivalStamps {
+  private last = Number.NEGATIVE_INFINITY;
+
+  next(now: number): number {
+    this.last = Math.max(now, this.last + 0.001);
+    return this.last;
+  }
 }
 
 /** An idle channel is forgotten after this long, ms (its bucket is full again by then). */
@@ -57,8 +74,8 @@ export abstract class ChannelLane<Q extends Queued> implements Lane {
     this.bucket.pauseUntil?.(until);
   }
 
-  goesBefore(other: ChannelLane<Q>): boolean {
-    return (this.queue[0] as Q).seq < (other.queue[0] as Q).seq;
+  rank(): number {
+    return (this.queue[0] as Q).queuedAt;
   }
 
   expired(now: number): boolean {

@@ -19,6 +19,9 @@ export class PacerError extends Error {
   }
 }
 
+/** Ranks of one kind of edit lie this far below the next kind's, ms (about 300 years). */
+const RANK_TIERS_MS = 1e13;
+
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -116,13 +119,15 @@ export class EditSlot<P> implements Lane {
     return this.lastSentAt + this.rules.messageIntervalMs;
   }
 
-  /** Finals first, oldest first; then interim edits of the least recently edited message. */
-  goesBefore(other: EditSlot<P>): boolean {
-    const a = this.pending as Edit<P>;
-    const b = other.pending as Edit<P>;
-    if (a.final !== b.final) return a.final;
-    if (!a.final && this.lastSentAt !== other.lastSentAt) return this.lastSentAt < other.lastSentAt;
-    return a.since < b.since;
+  /**
+   * Finals first, oldest first; then interim edits of messages never edited, oldest first; then
+   * those of the least recently edited message (a round robin over the messages).
+   */
+  rank(): number {
+    const edit = this.pending as Edit<P>;
+    if (edit.final) return edit.since - 2 * RANK_TIERS_MS;
+    if (this.lastSentAt === Number.NEGATIVE_INFINITY) return edit.since - RANK_TIERS_MS;
+    return this.lastSentAt;
   }
 
   /** Sends the pending edit. */

@@ -1,3 +1,4 @@
+import type { InstallationKey } from "../store/stores.js";
 import type { Installations } from "./installations.js";
 import { NotInstalled } from "./installations.js";
 import { type Identity, type SlackWebApi, slackWebApi } from "./web-api.js";
@@ -21,8 +22,12 @@ export interface Workspaces {
   whoAmI(team: string): Promise<Identity>;
   /** The Web API of a workspace: its calls carry that workspace's bot token. */
   slack(team: string): SlackWebApi;
-  /** Forgets what is kept of a workspace (it was uninstalled). */
-  forget(team: string): void;
+  /**
+   * Forgets what is kept of the workspaces an installation served (it was removed): its own,
+   * or for an org-wide one every workspace of the org a request has come from (to any
+   * replica). Returns them.
+   */
+  forget(removed: InstallationKey): string[];
 }
 
 /**
@@ -55,7 +60,9 @@ export class Installation implements Workspaces {
     return this.api;
   }
 
-  forget(_team: string): void {}
+  forget(_removed: InstallationKey): string[] {
+    return [];
+  }
 }
 
 /**
@@ -69,20 +76,25 @@ export class ManyInstallations implements Workspaces {
   private readonly identities = new Map<string, Promise<Identity>>();
   /**
    * The org of each workspace requests came from: a workspace served by its org's org-wide
-   * installation is found through it. (Not kept across restarts: until a request of such a
-   * workspace arrives, a resumed answer there finds no installation.)
+   * installation is found through it. Recorded with the installations too, once per workspace
+   * and process, so that after a restart an answer resumed there finds its installation before
+   * any request of the workspace arrives.
    */
   private readonly orgs = new Map<string, string>();
 
   constructor(
     private readonly client: Parameters<typeof slackWebApi>[0],
-    private readonly installations: Pick<Installations, "find">,
+    private readonly installations: Pick<Installations, "find" | "placeWorkspace" | "workspacesOf">,
   ) {}
 
   async workspace(place: RequestPlace): Promise<string> {
-    if (!place.teamId) throw new NotInstalled({});
-    if (place.enterpriseId) this.orgs.set(place.teamId, place.enterpriseId);
-    return place.teamId;
+    const { teamId: team, enterpriseId: org } = place;
+    if (!team) throw new NotInstalled({});
+    if (org && this.orgs.get(team) !== org) {
+      this.installations.placeWorkspace(team, org);
+      this.orgs.set(team, org);
+    }
+    return team;
   }
 
   whoAmI(team: string): Promise<Identity> {
@@ -112,7 +124,12 @@ export class ManyInstallations implements Workspaces {
     return api;
   }
 
-  forget(team: string): void {
-    this.identities.delete(team);
+  forget(removed: InstallationKey): string[] {
+    const teams =
+      removed.team !== ""
+        ? [removed.team]
+        : this.installations.workspacesOf(removed.enterprise).sort();
+    for (const team of teams) this.identities.delete(team);
+    return teams;
   }
 }

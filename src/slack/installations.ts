@@ -93,6 +93,16 @@ export class Installations {
     this.opened.clear();
   }
 
+  /** Records the org a request of workspace `team` named (InstallationStore.placeWorkspace). */
+  placeWorkspace(team: string, enterprise: string): void {
+    this.options.store.placeWorkspace(team, enterprise);
+  }
+
+  /** The workspaces recorded in an org. */
+  workspacesOf(enterprise: string): string[] {
+    return this.options.store.workspacesOf(enterprise);
+  }
+
   /** Forgets an installation (app_uninstalled, tokens_revoked); whether there was one. */
   remove(key: InstallationKey): boolean {
     const removed = this.options.store.remove(key);

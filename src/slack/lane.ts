@@ -17,8 +17,13 @@ export interface Lane {
    * has nothing to send. Not asked while one of its calls is in flight.
    */
   readyAt(now: number): number | undefined;
-  /** Among lanes of one method that are ready together, whether this one goes first. */
-  goesBefore(other: this): boolean;
+  /**
+   * Where the lane's next call stands among the calls of its method that are ready together:
+   * the lowest rank goes first. Built from the clock's instants (how long a call has waited,
+   * when its message was last updated), so that replicas sharing a budget can compare ranks
+   * and hand each token to the call that waited longest in any of them.
+   */
+  rank(): number;
   /**
    * Takes the lane's own pace for the call about to start (once the method's budget is taken);
    * false when there is none left after all, and the call waits: a pace kept in a database that

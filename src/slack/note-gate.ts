@@ -1,6 +1,6 @@
 import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
-import { ChannelLane, type Queued } from "./channel-lane.js";
+import { ArrivalStamps, ChannelLane, type Queued } from "./channel-lane.js";
 import type { CallScheduler, Lanes } from "./scheduler.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -108,7 +108,7 @@ export class NoteGate {
   private readonly channels: Lanes<ChannelNotes>;
   private readonly told = new Map<string, number>();
   private readonly rules;
-  private seq = 0;
+  private readonly arrivals = new ArrivalStamps();
 
   constructor(private readonly options: NoteGateOptions) {
     this.rules = {
@@ -144,7 +144,7 @@ export class NoteGate {
     });
     if (lane.queue.length >= (this.options.maxWaiting ?? 10)) return "dropped";
     this.remember(key, now);
-    lane.queue.push({ note, seq: this.seq++, failures: 0, rateLimits: 0 });
+    lane.queue.push({ note, queuedAt: this.arrivals.next(now), failures: 0, rateLimits: 0 });
     this.channels.wake(note.team);
     return "queued";
   }

@@ -1,6 +1,6 @@
 import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
-import { ChannelLane, type Queued, type RetryLimits } from "./channel-lane.js";
+import { ArrivalStamps, ChannelLane, type Queued, type RetryLimits } from "./channel-lane.js";
 import { CallScheduler, type Lanes } from "./scheduler.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -49,6 +49,13 @@ export interface PostGateOptions {
    * every call of the method in the workspace (a tier).
    */
   pauses?: "lane" | "method";
+  /**
+   * Keep each lane's own pace in this process's memory rather than where the workspaces'
+   * budgets are (shared by replicas): for lanes that only the replica writing a message
+   * calls (its stream's appends and stop), or whose pace is none of Slack's limits. Default
+   * false: Slack limits a channel's posts whichever replica makes them.
+   */
+  localPace?: boolean;
 }
 
 /** Why a post's promise rejected without Slack having said no. */
@@ -139,7 +146,8 @@ export class PostGate {
   private readonly scheduler: CallScheduler;
   private readonly channels: Lanes<ChannelQueue>;
   private readonly method: string;
-  private seq = 0;
+  private readonly localPace: boolean;
+  private readonly arrivals = new ArrivalStamps();
 
   constructor(options: PostGateOptions = {}) {
     this.rules = {
@@ -153,6 +161,7 @@ export class PostGate {
     this.scheduler = options.scheduler ?? new CallScheduler();
     const onRateLimited = options.onRateLimited;
     this.method = options.method ?? "chat.postMessage";
+    this.localPace = options.localPace ?? false;
     this.channels = this.scheduler.register<ChannelQueue>(this.method, {
       perMinute: options.workspacePerMinute ?? 250,
       burst: options.workspaceBurst ?? 10,
@@ -169,7 +178,9 @@ export class PostGate {
     const { team, channel } = target;
     const lane = target.lane ?? channel;
     const queue = this.channels.get(team, lane, () => {
-      const pace = this.scheduler.allowance({ team, method: this.method, lane }, this.rules);
+      const pace = this.localPace
+        ? new TokenBucket(this.rules.perMinute, this.rules.burst)
+        : this.scheduler.allowance({ team, method: this.method, lane }, this.rules);
       return new ChannelQueue({ team, channel }, this.rules, now, pace);
     });
     return new Promise<T>((resolve, reject) => {
@@ -177,7 +188,7 @@ export class PostGate {
         run: fn,
         resolve: resolve as (value: unknown) => void,
         reject,
-        seq: this.seq++,
+        queuedAt: this.arrivals.next(now),
         attempts: 0,
         failures: 0,
         rateLimits: 0,

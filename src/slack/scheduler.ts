@@ -1,4 +1,10 @@
-import type { Allowance, AllowanceRules, AllowanceScope, Allowances } from "../rate/allowance.js";
+import type {
+  Allowance,
+  AllowanceRules,
+  AllowanceScope,
+  Allowances,
+  QueuePlace,
+} from "../rate/allowance.js";
 import { backoffMs, type Clock, systemClock } from "../time.js";
 import { Alarm } from "./alarm.js";
 import { classifyCallFailure } from "./call-failure.js";
@@ -218,22 +224,43 @@ export class CallScheduler {
     }
     for (;;) {
       if (now < share.pausedUntil) return share.pausedUntil;
-      let best: Entry | undefined;
-      let nextReady = Number.POSITIVE_INFINITY;
-      for (const entry of share.entries.values()) {
-        const wanted = entry.inFlight ? undefined : entry.lane.readyAt(now);
-        if (wanted === undefined) continue;
-        const readyAt = Math.max(wanted, entry.notBefore);
-        if (readyAt > now) nextReady = Math.min(nextReady, readyAt);
-        else if (!best || entry.lane.goesBefore(best.lane)) best = entry;
-      }
+      const { best, place, nextReady } = this.first(share, now);
       if (!best) return nextReady;
-      if (!share.bucket.tryTake(now)) return share.bucket.readyAt(now);
+      if (!share.bucket.tryTake(now, place)) return share.bucket.readyAt(now);
       // A lane's own pace kept in a shared database may have been spent by another replica
       // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).
       if (best.lane.take && !best.lane.take(now)) continue;
       this.dispatch(ws, share, best, now);
     }
+  }
+
+  /**
+   * The lane whose call goes first of those ready now (the lowest rank), its place in this
+   * process's queue for the budget, and when the next lane not yet ready will be.
+   */
+  private first(
+    share: Share,
+    now: number,
+  ): { best: Entry | undefined; place: QueuePlace; nextReady: number } {
+    let best: Entry | undefined;
+    const place = { rank: Number.POSITIVE_INFINITY, next: Number.POSITIVE_INFINITY };
+    let nextReady = Number.POSITIVE_INFINITY;
+    for (const entry of share.entries.values()) {
+      const wanted = entry.inFlight ? undefined : entry.lane.readyAt(now);
+      if (wanted === undefined) continue;
+      const readyAt = Math.max(wanted, entry.notBefore);
+      if (readyAt > now) {
+        nextReady = Math.min(nextReady, readyAt);
+        continue;
+      }
+      const rank = entry.lane.rank();
+      if (!best || rank < place.rank) {
+        place.next = Math.min(place.next, place.rank);
+        best = entry;
+        place.rank = rank;
+      } else place.next = Math.min(place.next, rank);
+    }
+    return { best, place, nextReady };
   }
 
   private dispatch(ws: Workspace, share: Share, entry: Entry, now: number): void {

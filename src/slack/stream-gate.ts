@@ -28,6 +28,9 @@ export const STOP = "chat.stopStream";
  * repeated (its payload is made when it goes). Starts queue per channel (they post a
  * message); appends and stops per message. An append is never sent twice after a failure
  * whose outcome is unknown (its text could show twice): the reply decides what follows.
+ * With replicas, the methods' workspace budgets are shared, but each lane's own pace is the
+ * replica's: a message is written by the replica holding its turn, and a channel's starts
+ * have no pace of Slack's beyond the tier.
  */
 export class StreamGate {
   readonly starts: PostGate;
@@ -49,6 +52,7 @@ export class StreamGate {
       burst: tier2,
       workspacePerMinute: tier2,
       workspaceWindow: true,
+      localPace: true,
       ...hook(START),
     });
     this.appends = new PostGate({
@@ -60,6 +64,7 @@ export class StreamGate {
       workspacePerMinute: options.appendsPerMinute ?? 80,
       workspaceBurst: 10,
       retries: 0,
+      localPace: true,
       ...hook(APPEND),
     });
     this.stops = new PostGate({
@@ -69,6 +74,7 @@ export class StreamGate {
       workspacePerMinute: tier2,
       workspaceWindow: true,
       retries: 2,
+      localPace: true,
       ...hook(STOP),
     });
   }

@@ -82,8 +82,9 @@ class SignalLane<P> implements Lane {
     return this.shown && refresh !== undefined ? this.shown.at + refresh : undefined;
   }
 
-  goesBefore(other: SignalLane<P>): boolean {
-    return this.lastCall < other.lastCall;
+  /** The key called longest ago goes first. */
+  rank(): number {
+    return this.lastCall;
   }
 
   start(now: number): Promise<unknown> {

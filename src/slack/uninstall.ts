@@ -38,13 +38,16 @@ export function registerUninstall(app: BoltApp, deps: UninstallDeps): void {
       ? deps.installations.find({ enterprise: place.enterpriseId })
       : deps.installations.find({ team });
     const removed = found !== undefined && deps.installations.remove(found.key);
-    let stopped = 0;
+    // An org-wide installation's answers stop in every workspace of the org known here.
+    const teams = new Set(found ? deps.workspaces.forget(found.key) : []);
     if (team) {
-      deps.workspaces.forget(team);
-      stopped = deps.abandon(team, new NotInstalled({ team }));
+      deps.workspaces.forget({ enterprise: place.enterpriseId ?? "", team });
+      teams.add(team);
     }
+    let stopped = 0;
+    for (const each of teams) stopped += deps.abandon(each, new NotInstalled({ team: each }));
     deps.logger.info(
-      { team, enterprise: place.enterpriseId, removed, stopped, why },
+      { team, enterprise: place.enterpriseId, removed, workspaces: teams.size, stopped, why },
       "an installation was removed",
     );
   };

@@ -269,9 +269,18 @@ export interface InstallationStore {
   put(installation: Omit<StoredInstallation, "installedAt">): StoredInstallation;
   /**
    * The installation serving a workspace: its own, else the org-wide installation of its
-   * org (which answers for every workspace of the org). Asked with only an org: the org-wide one.
+   * org (which answers for every workspace of the org): the org the query names, else the one
+   * recorded for the workspace (placeWorkspace). Asked with only an org: the org-wide one.
    */
   find(query: InstallationQuery): StoredInstallation | undefined;
+  /**
+   * Records that workspace `team` is in org `enterprise` (a request of it said so), so that
+   * its org-wide installation is found with its team alone: after a restart, an answer resumed
+   * there needs its token before any request of the workspace arrives.
+   */
+  placeWorkspace(team: string, enterprise: string): void;
+  /** The workspaces recorded in an org (placeWorkspace), in no set order. */
+  workspacesOf(enterprise: string): string[];
   /** Forgets it (app_uninstalled, tokens_revoked); whether there was one. */
   remove(key: InstallationKey): boolean;
   /** Every installation, oldest install first. */

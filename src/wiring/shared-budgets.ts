@@ -23,9 +23,15 @@ export interface ReplicaBudgets {
  * them (store/postgres/budgets/), on a connection of their own with a short timeout: a slow
  * budget statement never waits behind a turn's, nor a turn's behind it.
  */
-export function replicaBudgets(url: string, metrics: Metrics, logger: Logger): ReplicaBudgets {
+export function replicaBudgets(
+  url: string,
+  holder: string,
+  metrics: Metrics,
+  logger: Logger,
+): ReplicaBudgets {
   const db = new SyncPostgres(url, { callTimeoutMs: BUDGET_CALL_TIMEOUT_MS });
   const shared = sharedBudgets(db, {
+    holder,
     onError: (error) => logger.warn({ err: errorText(error) }, "shared budgets unreachable"),
     onRefused: () => metrics.sharedBudgetWaits.inc(),
   });

@@ -18,11 +18,18 @@ const metrics = (rss: number, cpu: number, completed: number, takeovers = 0) =>
 
 describe("bench --replicas", () => {
   it("defaults to one replica; with more, needs a postgres URL from the flag or the environment", () => {
-    expect(parseArgs([])).toMatchObject({ replicas: 1, databaseUrl: undefined });
+    expect(parseArgs([])).toMatchObject({ replicas: 1, postgres: false, databaseUrl: undefined });
     const env = { TEST_DATABASE_URL: "postgres://t@127.0.0.1/p" };
     expect(parseArgs(["--replicas", "3"], env)).toMatchObject({
       replicas: 3,
+      postgres: true,
       databaseUrl: "postgres://t@127.0.0.1/p",
+      out: REPLICAS_OUT,
+    });
+    // One replica on PostgreSQL: its results beside, not over, the SQLite ones.
+    expect(parseArgs(["--postgres"], env)).toMatchObject({
+      replicas: 1,
+      postgres: true,
       out: REPLICAS_OUT,
     });
     const both = { ...env, DATABASE_URL: "postgres://d@127.0.0.1/p" };

@@ -78,6 +78,9 @@ describe("Bridge.accept", () => {
     s.bridge.accept(first);
     s.bridge.accept(inbound({ threadTs: first.threadTs }));
     const second = s.stores.turns.unfinished()[1]?.id ?? "";
+    // Recorded before Slack is answered; taken on just after.
+    expect([s.replies.story(second), s.service.calls]).toEqual([[], []]);
+    await new Promise(setImmediate);
     expect(s.replies.story(second)[0]).toBe("open:queued(thread 1)");
     await s.bridge.idle();
     expect(s.replies.story(second).at(-1)).toBe("finish:completed:The answer.");

@@ -252,7 +252,8 @@ describe("unlinking while a question waits", () => {
     const second = await h.mention("<@UBOT> second", { user: USER });
     const posted = () =>
       h.sim.control.requests.filter((r) => r.method === "POST" && /\/messages$/.test(r.path));
-    await h.slack.waitFor(() => posted().length === 2);
+    // Both questions posted, and the first one's run started: the second's start waits.
+    await h.slack.waitFor(() => posted().length === 2 && h.sim.control.runs().length === 1);
     const before = h.sim.control.requests.length;
 
     const unlinked = await h.command("unlink");

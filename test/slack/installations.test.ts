@@ -30,6 +30,11 @@ function fromFlow(team: string | undefined, token: string, enterprise?: string):
   } as BoltInstallation;
 }
 
+/** The installations of another process over the same stores. */
+function setupOver(stores: ReturnType<typeof memoryStores>): Installations {
+  return new Installations({ store: stores.installations, key: KEY });
+}
+
 function setup() {
   const stores = memoryStores(() => 5_000);
   const learnt: string[] = [];
@@ -206,5 +211,26 @@ describe("each workspace's Web API", () => {
     // Never retried: no call there can succeed until the workspace installs the app again.
     expect(classifyCallFailure(refused)).toEqual({ kind: "permanent", reason: "not_installed" });
     expect(fake.calls).toHaveLength(calls);
+  });
+
+  it("finds an org's workspaces after a restart, and forgets them all when the org removes the app", async () => {
+    const { stores, installations, bolt } = setup();
+    await bolt.storeInstallation(fromFlow(undefined, "xoxb-org-secret", "E1"));
+    const before = new ManyInstallations(new WebClient(), installations);
+    for (const [teamId, enterpriseId] of [
+      ["T7", "E1"],
+      ["T8", "E1"],
+      ["T9", "E2"],
+      ["T10", undefined],
+    ]) {
+      await before.workspace({ teamId, enterpriseId });
+    }
+    // Another process (a restart, another replica) that has had no request of T7 yet.
+    const after = new ManyInstallations(new WebClient(), setupOver(stores));
+    expect(stores.installations.find({ team: "T7" })?.enterprise).toBe("E1");
+    expect(stores.installations.find({ team: "T9" })).toBeUndefined();
+    expect(after.forget({ enterprise: "E1", team: "" })).toEqual(["T7", "T8"]);
+    expect(after.forget({ enterprise: "", team: "T10" })).toEqual(["T10"]);
+    expect(after.forget({ enterprise: "E3", team: "" })).toEqual([]);
   });
 });

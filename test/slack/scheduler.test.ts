@@ -37,8 +37,8 @@ class TestLane implements Lane {
     return this.latest === undefined ? undefined : Number.NEGATIVE_INFINITY;
   }
 
-  goesBefore(): boolean {
-    return false;
+  rank(): number {
+    return 0;
   }
 
   async start(now: number): Promise<unknown> {

@@ -104,6 +104,21 @@ describe.each(implementations)("the %s installations", (_name, open) => {
     stores.close();
   });
 
+  it("finds a workspace's org-wide installation by its team alone once its org is recorded", () => {
+    const { installations } = open(() => 1_000).stores;
+    installations.put(installation("E1", "", "xoxb-org-secret"));
+    expect(installations.find({ team: "T7" })).toBeUndefined();
+    installations.placeWorkspace("T7", "E1");
+    installations.placeWorkspace("T8", "E1");
+    installations.placeWorkspace("T9", "E2");
+    expect(installations.find({ team: "T7" })).toMatchObject({ enterprise: "E1", team: "" });
+    // The org a request names goes before the one recorded.
+    expect(installations.find({ team: "T7", enterprise: "E2" })).toBeUndefined();
+    installations.placeWorkspace("T8", "E2");
+    expect(installations.workspacesOf("E1")).toEqual(["T7"]);
+    expect(installations.workspacesOf("E2").sort()).toEqual(["T8", "T9"]);
+  });
+
   it("keeps one installation per workspace whichever org it named", () => {
     const { stores } = open(() => 1_000);
     const { installations } = stores;

@@ -1,14 +1,17 @@
 /**
  * A replica of the bot's stores in a process of its own, for the PostgreSQL tests of what
  * only separate connections racing can show (test/store/postgres.test.ts). Run as
- * `node --import tsx postgres-replica.ts <schema> open` or `… claim <holder> <id>…`, with the
+ * `node --import tsx postgres-replica.ts <schema> open`, `… claim <holder> <id>…` or
+ * `… occupy <key> <limit> <count>` (slots taken: how many it got), with the
  * database URL in POSTGRES_REPLICA_URL. It gets ready (loads its code and, to claim, opens
  * the stores), prints "ready", waits for a line on stdin that names the moment (epoch ms)
  * every replica starts at, waits for it, then does its work and prints one JSON line: what
  * it found, or `{ "error": message }`.
  */
 import { createInterface } from "node:readline";
+import { SlotTable } from "../../src/store/postgres/budgets/slots.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
+import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
 
 const [schema, command, ...args] = process.argv.slice(2);
 const url = process.env.POSTGRES_REPLICA_URL ?? "";
@@ -19,6 +22,20 @@ async function main(): Promise<unknown> {
     await go();
     openPostgresStores(url, Date.now, options).close();
     return { opened: true };
+  }
+  if (command === "occupy") {
+    // Takes slots of one key, one after the other, as many as it asks for.
+    const [key, limit, count] = args;
+    const db = new SyncPostgres(url, options);
+    const slots = new SlotTable(db);
+    try {
+      await go();
+      return Array.from({ length: Number(count) }, () =>
+        slots.occupy(key as string, 0, { limit: Number(limit), untilAt: 1_000, held: false }),
+      ).filter((id) => id !== undefined).length;
+    } finally {
+      db.close();
+    }
   }
   const [holder, ...ids] = args;
   const stores = openPostgresStores(url, Date.now, options);

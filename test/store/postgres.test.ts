@@ -15,7 +15,8 @@ import { PostgresError, PostgresOpenError } from "../../src/store/postgres/error
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { SyncPostgres, type SyncPostgresOptions } from "../../src/store/postgres/sync-client.js";
-import type { Claim } from "../../src/store/stores.js";
+import type { Claim, Stores } from "../../src/store/stores.js";
+import { IllegalTransition, type Turn } from "../../src/store/turn.js";
 import { postgresStores, postgresUrl, testSchema } from "../support/postgres.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -122,6 +123,7 @@ describe("the PostgreSQL stores", () => {
       "budget_buckets",
       "budget_pauses",
       "budget_slots",
+      "budget_waiters",
       "conversation_leases",
       "conversations",
       "feedback",
@@ -130,6 +132,7 @@ describe("the PostgreSQL stores", () => {
       "schema_version",
       "settings",
       "turns",
+      "workspace_orgs",
     ]);
   });
 
@@ -151,6 +154,45 @@ describe("the PostgreSQL stores", () => {
     // The table says the same as the answers.
     expect(stores.leases.heldBy("r1")).toBe(first.filter((c) => c === "claimed").length);
     expect(stores.leases.heldBy("r2")).toBe(second.filter((c) => c === "claimed").length);
+  });
+
+  it("write a turn from the version last written, and still see what another replica wrote since", () => {
+    const schema = testSchema();
+    const [mine, theirs] = [1, 2].map(() => {
+      const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+      onTestFinished(() => stores.close());
+      return stores;
+    }) as [Stores, Stores];
+    const key = { team: "T", channel: "C", threadTs: "1.1" };
+    const conversation = mine.conversations.ensure(key, "asst");
+    const fields = { conversationId: conversation.id, ...key, user: "U1", notes: [] };
+    const turn = mine.turns.create({ ...fields, messageTs: "1.1", content: "q" }) as Turn;
+    mine.turns.recordContent(turn.id, { serviceContent: "q", contextThroughTs: null, notes: [] });
+    // A stop asked through the other replica shows in this one's next transition.
+    expect(theirs.turns.requestStop(turn.id, "U1")).toBe(true);
+    expect(mine.turns.recordPostAttempt(turn.id)).toMatchObject({
+      state: "posting",
+      stopRequestedBy: "U1",
+    });
+    // The other replica moves the turn on: this one's next write starts from the row.
+    theirs.turns.recordMessage(turn.id, "msg-1");
+    expect(() => mine.turns.recordMessage(turn.id, "msg-2")).toThrow(IllegalTransition);
+    expect(mine.turns.recordRunAttempt(turn.id, {})).toMatchObject({
+      state: "run_starting",
+      serviceMessageId: "msg-1",
+    });
+    expect(theirs.turns.byId(turn.id)).toMatchObject({ state: "run_starting" });
+  });
+
+  it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
+    const schema = testSchema();
+    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    const got = (await replicas(schema, [
+      ["occupy", "slack:T:chat.startStream", "150", "100"],
+      ["occupy", "slack:T:chat.startStream", "150", "100"],
+      ["occupy", "slack:T:chat.startStream", "150", "100"],
+    ])) as number[];
+    expect(got.reduce((a, b) => a + b, 0)).toBe(150);
   });
 
   it("refuse a schema newer than the code, naming both versions, and leave it as it is", () => {

@@ -8,6 +8,7 @@ import type {
 /** Installations in a Map, sealed as in SQLite: for fast tests of the core. */
 export class MemoryInstallationStore implements InstallationStore {
   private readonly rows = new Map<string, StoredInstallation>();
+  private readonly orgs = new Map<string, string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -24,11 +25,18 @@ export class MemoryInstallationStore implements InstallationStore {
   find({ team, enterprise }: InstallationQuery): StoredInstallation | undefined {
     const rows = [...this.rows.values()];
     const own = team ? rows.find((r) => r.team === team) : undefined;
-    const orgWide = enterprise
-      ? rows.find((r) => r.team === "" && r.enterprise === enterprise)
-      : undefined;
+    const org = enterprise || (team ? this.orgs.get(team) : undefined);
+    const orgWide = org ? rows.find((r) => r.team === "" && r.enterprise === org) : undefined;
     const found = own ?? orgWide;
     return found && copy(found);
+  }
+
+  placeWorkspace(team: string, enterprise: string): void {
+    this.orgs.set(team, enterprise);
+  }
+
+  workspacesOf(enterprise: string): string[] {
+    return [...this.orgs].filter(([, org]) => org === enterprise).map(([team]) => team);
   }
 
   remove(key: InstallationKey): boolean {

@@ -48,14 +48,31 @@ export class PostgresInstallationStore implements InstallationStore {
   }
 
   find({ team, enterprise }: InstallationQuery): StoredInstallation | undefined {
-    // The workspace's own installation first, else its org's org-wide one.
+    // The workspace's own installation first, else its org's org-wide one (the org asked
+    // for, else the one recorded for the workspace).
     const row = this.db.first<Row>(
       `SELECT * FROM installations
-       WHERE (team = $1 AND team <> '') OR (team = '' AND enterprise = $2 AND enterprise <> '')
+       WHERE (team = $1 AND team <> '')
+          OR (team = '' AND enterprise <> '' AND enterprise = COALESCE(NULLIF($2, ''),
+                (SELECT enterprise FROM workspace_orgs WHERE team = $1)))
        ORDER BY team = '' LIMIT 1`,
       [team ?? "", enterprise ?? ""],
     );
     return row && toInstallation(row);
+  }
+
+  placeWorkspace(team: string, enterprise: string): void {
+    this.db.run(
+      `INSERT INTO workspace_orgs (team, enterprise) VALUES ($1, $2)
+       ON CONFLICT (team) DO UPDATE SET enterprise = excluded.enterprise`,
+      [team, enterprise],
+    );
+  }
+
+  workspacesOf(enterprise: string): string[] {
+    return this.db
+      .rows<{ team: string }>("SELECT team FROM workspace_orgs WHERE enterprise = $1", [enterprise])
+      .map((r) => r.team);
   }
 
   remove(key: InstallationKey): boolean {

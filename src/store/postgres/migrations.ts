@@ -146,6 +146,38 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 4: a stop asked from a replica that does not run the turn (store/turn.ts: stopRequestedBy).
   "ALTER TABLE turns ADD COLUMN stop_requested_by TEXT;",
+  // 5: who waits for a shared bucket, so that replicas take its tokens oldest call first
+  // (store/postgres/budgets/waiters.ts), UNLOGGED as the other budgets are; a slot's take as
+  // one call (store/postgres/budgets/slots.ts), under the advisory lock class "budg"; the org
+  // of each workspace an org-wide installation serves (InstallationStore.placeWorkspace).
+  `CREATE UNLOGGED TABLE budget_waiters (
+     key TEXT NOT NULL,
+     holder TEXT NOT NULL,
+     rank DOUBLE PRECISION NOT NULL,
+     live_until DOUBLE PRECISION NOT NULL,
+     PRIMARY KEY (key, holder)
+   );
+   CREATE TABLE workspace_orgs (
+     team TEXT PRIMARY KEY,
+     enterprise TEXT NOT NULL
+   );
+   CREATE FUNCTION budget_occupy(
+     k TEXT, now_ms DOUBLE PRECISION, max_slots INTEGER, until_ms DOUBLE PRECISION,
+     is_held BOOLEAN, prune_ms DOUBLE PRECISION
+   ) RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $$
+   DECLARE
+     taken BIGINT;
+   BEGIN
+     PERFORM pg_advisory_xact_lock(1651860583, hashtext(k));
+     DELETE FROM budget_slots WHERE key = k AND until_at <= now_ms - prune_ms;
+     IF (SELECT count(*) FROM budget_slots WHERE key = k AND until_at > now_ms) >= max_slots
+        OR EXISTS (SELECT 1 FROM budget_pauses WHERE key = k AND paused_until > now_ms) THEN
+       RETURN NULL;
+     END IF;
+     INSERT INTO budget_slots (key, until_at, held) VALUES (k, until_ms, is_held)
+       RETURNING id INTO taken;
+     RETURN taken;
+   END $$;`,
 ];
 
 /**

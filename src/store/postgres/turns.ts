@@ -11,6 +11,7 @@ import {
 import { TurnEvents } from "../turn-events.js";
 import { CHANGEABLE, NEW_COLUMNS, type TurnRow, toChange, toNewRow, toTurn } from "../turn-rows.js";
 import type { SyncPostgres } from "./sync-client.js";
+import { type TurnVersion, TurnVersions } from "./turn-versions.js";
 
 /** The new turn's columns as $1…$n, then its `updated_at` (its `created_at`) as $n+1. */
 const INSERT = `INSERT INTO turns (${NEW_COLUMNS.map((c) => (c === "user" ? '"user"' : c)).join(", ")},
@@ -20,7 +21,8 @@ const INSERT = `INSERT INTO turns (${NEW_COLUMNS.map((c) => (c === "user" ? '"us
 
 /** $1 the id, $2 the state it is in, $3 the time, then the changeable columns in order. */
 const WRITE = `UPDATE turns SET ${CHANGEABLE.map((c, i) => `${c} = $${i + 5}`).join(", ")},
-  updated_at = $3 WHERE id = $1 AND state = $2 AND updated_at = $4`;
+  updated_at = $3 WHERE id = $1 AND state = $2 AND updated_at = $4
+  RETURNING stop_requested_by`;
 
 /** Arrival order: SQLite's rowid is `seq` here. */
 const ARRIVAL = "ORDER BY created_at, seq";
@@ -30,6 +32,8 @@ const ARRIVAL = "ORDER BY created_at, seq";
  * whole, only if nobody wrote the turn since it was read (`apply`).
  */
 export class PostgresTurnStore extends TurnEvents implements TurnStore {
+  private readonly versions = new TurnVersions();
+
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,
@@ -43,7 +47,9 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
     const inserted = this.db.run(INSERT, [...NEW_COLUMNS.map((c) => row[c]), turn.createdAt]);
     // The turn as inserted, not read back (as in SQLite): undefined when another delivery of
     // this Slack message, maybe seen by another replica, recorded it first.
-    return inserted === 1 ? turn : undefined;
+    if (inserted !== 1) return undefined;
+    this.versions.keep({ turn, updatedAt: turn.createdAt });
+    return turn;
   }
 
   byId(id: string): Turn | undefined {
@@ -126,30 +132,63 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
   }
 
   /**
-   * Two round trips, no transaction: the row as read, then a write that takes effect only if
-   * the row is still as read (its state and `updated_at`, which every write moves forward). A
-   * turn is written by the replica that holds its conversation; should another one have
-   * written it in between (a lease lost in a stall), the write is refused like any
-   * transition the state no longer allows, never reported as done.
+   * A write that takes effect only if the row is still the version it was computed from (its
+   * state and `updated_at`, which every write moves forward), with no transaction. The version
+   * is the one this process last wrote (turn-versions.ts): one round trip. Without one, or
+   * when the row has moved on since, the row is read first: two. A turn is written by the
+   * replica that holds its conversation; should another one have written it in between (a
+   * lease lost in a stall), the write is refused like any transition the state no longer
+   * allows, never reported as done.
    */
   protected apply(id: string, event: TurnEvent): Turn {
+    const known = this.versions.get(id);
+    if (known) {
+      const written = this.writeKnown(known, event);
+      if (written) return written;
+      this.versions.forget(id);
+    }
     const row = this.db.first<TurnRow & { updated_at: number }>(
       "SELECT * FROM turns WHERE id = $1",
       [id],
     );
     if (!row) throw new Error(`turn ${id} does not exist`);
-    const current = toTurn(row);
-    const next = applyTurnEvent(current, event);
+    const current = { turn: toTurn(row), updatedAt: row.updated_at };
+    const written = this.write(current, event);
+    if (!written) throw new IllegalTransition(id, current.turn.state, event.type);
+    return written;
+  }
+
+  /** As write, from the version kept; undefined too when that version does not allow `event`. */
+  private writeKnown(known: TurnVersion, event: TurnEvent): Turn | undefined {
+    try {
+      return this.write(known, event);
+    } catch (error) {
+      // The row may have moved on to a state that does allow it: read, and decide from that.
+      if (error instanceof IllegalTransition) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The turn after `event`, written if the row is still `current`; undefined if it is not.
+   * A stop asked from another replica is not a version of its own (requestStop): it is read
+   * back with the write.
+   */
+  private write(current: TurnVersion, event: TurnEvent): Turn | undefined {
+    const next = applyTurnEvent(current.turn, event);
     const change = toChange(next);
-    const written = this.db.run(WRITE, [
-      id,
-      current.state,
-      Math.max(this.now(), row.updated_at + 1),
-      row.updated_at,
+    const updatedAt = Math.max(this.now(), current.updatedAt + 1);
+    const row = this.db.first<{ stop_requested_by: string | null }>(WRITE, [
+      current.turn.id,
+      current.turn.state,
+      updatedAt,
+      current.updatedAt,
       ...CHANGEABLE.map((c) => change[c]),
     ]);
-    if (written !== 1) throw new IllegalTransition(id, current.state, event.type);
-    return next;
+    if (!row) return undefined;
+    const written = { ...next, stopRequestedBy: row.stop_requested_by };
+    this.versions.keep({ turn: written, updatedAt });
+    return written;
   }
 
   private one(sql: string, params: unknown[]): Turn | undefined {

@@ -157,6 +157,12 @@ const MIGRATIONS: readonly string[] = [
    CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
   // A stop asked from a replica that does not run the turn (store/turn.ts: stopRequestedBy).
   "ALTER TABLE turns ADD COLUMN stop_requested_by TEXT;",
+  // The org of each workspace an org-wide installation serves, as its requests said
+  // (InstallationStore.placeWorkspace).
+  `CREATE TABLE workspace_orgs (
+     team TEXT PRIMARY KEY,
+     enterprise TEXT NOT NULL
+   );`,
 ];
 
 export class DatabaseOpenError extends Error {

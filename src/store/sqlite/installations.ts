@@ -13,6 +13,8 @@ export class SqliteInstallationStore implements InstallationStore {
   private readonly putStmt;
   private readonly getStmt;
   private readonly findStmt;
+  private readonly placeStmt;
+  private readonly workspacesStmt;
   private readonly removeStmt;
   private readonly listStmt;
   private readonly resealStmt;
@@ -35,11 +37,21 @@ export class SqliteInstallationStore implements InstallationStore {
     this.getStmt = db.prepare<[string, string], Row>(
       "SELECT * FROM installations WHERE enterprise = ? AND team = ?",
     );
-    // The workspace's own installation first, else its org's org-wide one.
-    this.findStmt = db.prepare<[string, string], Row>(
+    // The workspace's own installation first, else its org's org-wide one (the org asked
+    // for, else the one recorded for the workspace).
+    this.findStmt = db.prepare<{ team: string; enterprise: string }, Row>(
       `SELECT * FROM installations
-       WHERE (team = ? AND team <> '') OR (team = '' AND enterprise = ? AND enterprise <> '')
+       WHERE (team = :team AND team <> '')
+          OR (team = '' AND enterprise <> '' AND enterprise = COALESCE(NULLIF(:enterprise, ''),
+                (SELECT enterprise FROM workspace_orgs WHERE team = :team)))
        ORDER BY team = '' LIMIT 1`,
+    );
+    this.placeStmt = db.prepare(
+      `INSERT INTO workspace_orgs (team, enterprise) VALUES (?, ?)
+       ON CONFLICT (team) DO UPDATE SET enterprise = excluded.enterprise`,
+    );
+    this.workspacesStmt = db.prepare<[string], { team: string }>(
+      "SELECT team FROM workspace_orgs WHERE enterprise = ?",
     );
     this.removeStmt = db.prepare("DELETE FROM installations WHERE enterprise = ? AND team = ?");
     this.listStmt = db.prepare<[], Row>(
@@ -72,8 +84,16 @@ export class SqliteInstallationStore implements InstallationStore {
   }
 
   find({ team, enterprise }: InstallationQuery): StoredInstallation | undefined {
-    const row = this.findStmt.get(team ?? "", enterprise ?? "");
+    const row = this.findStmt.get({ team: team ?? "", enterprise: enterprise ?? "" });
     return row && toInstallation(row);
+  }
+
+  placeWorkspace(team: string, enterprise: string): void {
+    this.placeStmt.run(team, enterprise);
+  }
+
+  workspacesOf(enterprise: string): string[] {
+    return this.workspacesStmt.all(enterprise).map((r) => r.team);
   }
 
   remove(key: InstallationKey): boolean {

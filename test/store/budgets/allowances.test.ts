@@ -91,6 +91,47 @@ describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
   });
 });
 
+describe("a bucket shared in PostgreSQL, with calls waiting in two replicas", () => {
+  const rules = { perMinute: 60, burst: 1 };
+  const oneBucketInTwoReplicas = () =>
+    replicas(2).map((r) => r.budgets.allowances(SCOPE, rules)) as [Allowance, Allowance];
+  /** A replica's place when the call asking is the only one it has waiting. */
+  const only = (rank: number) => ({ rank, next: Number.POSITIVE_INFINITY });
+
+  it("hands each token to the call that has waited longest in either", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    expect(mine.tryTake(T0, { rank: 100, next: 300 })).toBe(true);
+    // B's call (rank 200) waits; A's next (300) is younger: the token of T0 + 1 s is B's.
+    expect(theirs.tryTake(T0 + 500, only(200))).toBe(false);
+    expect(mine.tryTake(T0 + 1_000, only(300))).toBe(false);
+    // A heard that another call goes first: it asks again when the token after that is due.
+    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
+    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
+    expect(mine.tryTake(T0 + 2_000, only(300))).toBe(true);
+  });
+
+  it("lets a replica's younger call go once the older one has been served or its replica is gone", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    // B took with nothing more waiting: it holds nobody back.
+    expect(theirs.tryTake(T0, only(100))).toBe(true);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+    // B waits with an old call, then dies: it holds A back for two tokens and a second at most.
+    expect(theirs.tryTake(T0 + 1_500, only(200))).toBe(false);
+    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(false);
+    expect(mine.tryTake(T0 + 3_000, only(900))).toBe(false);
+    expect(mine.readyAt(T0 + 3_000)).toBe(T0 + 4_000);
+    expect(mine.tryTake(T0 + 4_000, only(900))).toBe(false);
+    // B's place lasted until T0 + 4.5 s.
+    expect(mine.tryTake(T0 + 5_000, only(900))).toBe(true);
+  });
+
+  it("takes without a place as before, whoever waits", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    expect(theirs.tryTake(T0, { rank: 1, next: 1 })).toBe(true);
+    expect(mine.tryTake(T0 + 1_000)).toBe(true);
+  });
+});
+
 describe("shared budgets in PostgreSQL", () => {
   it("keep a lane's pace apart from its workspace's, keyed by names only", () => {
     const [a] = replicas(1);

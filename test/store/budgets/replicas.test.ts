@@ -5,6 +5,7 @@ import { localAllowances } from "../../../src/slack/local-allowances.js";
 import { Pacer } from "../../../src/slack/pacer.js";
 import { PostGate } from "../../../src/slack/post-gate.js";
 import { CallScheduler } from "../../../src/slack/scheduler.js";
+import { StreamGate } from "../../../src/slack/stream-gate.js";
 import type { Clock } from "../../../src/time.js";
 import { ManualClock } from "../../support/manual-clock.js";
 import { replicas } from "../../support/shared-budgets.js";
@@ -134,6 +135,23 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
     }
   });
 
+  it("hand the budget to the messages edited longest ago in either, however few each has", async () => {
+    const clock = new ManualClock();
+    const slack = fakeSlack(clock);
+    const [a, b] = twoReplicas(clock, slack);
+    a.stream(1);
+    b.stream(9);
+    await clock.advance(5 * MINUTE);
+    const edits = slack.calls.filter((c) => c.method === "chat.update");
+    const counts = new Map<string, number>();
+    for (const edit of edits) counts.set(edit.where, (counts.get(edit.where) ?? 0) + 1);
+    const perMessage = [...counts.values()];
+    expect(perMessage).toHaveLength(10);
+    // A round robin over the ten. When whichever replica's timer fired first won each token,
+    // A's one message got dozens of edits more than each of B's nine.
+    expect(Math.max(...perMessage) - Math.min(...perMessage)).toBeLessThanOrEqual(2);
+  });
+
   it("(without sharing, the same two make about twice as many: what the test above rules out)", async () => {
     const clock = new ManualClock();
     const slack = fakeSlack(clock);
@@ -197,5 +215,31 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
     // and the 429'd post is made again with the others.
     expect(times("C1")).toEqual([0, 0, 1, 2, 3, 4, 5, 25, 25, 26, 27, 28, 29]);
     expect(times("C2")).toEqual([4]);
+  });
+
+  it("share the stream methods' workspace budgets, but keep each message's own pace at home", async () => {
+    const clock = new ManualClock();
+    const [replica] = replicas(1);
+    const scheduler = new CallScheduler({ clock, allowances: replica.budgets.allowances });
+    onTestFinished(() => scheduler.close());
+    const gate = new StreamGate({ scheduler });
+    const where = { team: "T1", channel: "C1" };
+    await Promise.all([
+      gate.starts.post(where, async () => "started"),
+      gate.appends.post({ ...where, lane: "1.1" }, async () => "appended"),
+      gate.stops.post({ ...where, lane: "1.1" }, async () => "stopped"),
+      // Posts to a channel are limited by Slack whichever replica makes them: shared.
+      new PostGate({ scheduler }).post(where, async () => "posted"),
+    ]);
+    const keys = replica.db.rows<{ key: string }>(
+      `SELECT key FROM budget_buckets UNION SELECT key FROM budget_slots ORDER BY key`,
+    );
+    expect(keys.map((k) => k.key)).toEqual([
+      "slack:T1:chat.appendStream",
+      "slack:T1:chat.postMessage",
+      "slack:T1:chat.postMessage:C1",
+      "slack:T1:chat.startStream",
+      "slack:T1:chat.stopStream",
+    ]);
   });
 });

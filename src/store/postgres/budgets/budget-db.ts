@@ -1,6 +1,9 @@
+import { randomUUID } from "node:crypto";
 import type { SyncPostgres } from "../sync-client.js";
 
 export interface BudgetDbOptions {
+  /** This replica among those sharing the budgets (waiters.ts); default a random id. */
+  holder?: string;
   /**
    * A budget statement failed (the server unreachable, a timeout): told with the error, at
    * most once per `retryMs` while it lasts (and for each 429 pause that could not be written).
@@ -18,7 +21,8 @@ export interface BudgetDbOptions {
   sweepEveryMs?: number;
   /**
    * A Slack call found its shared budget spent when this replica's last reading said it could
-   * go (another replica took it first, or the database was out of reach): it waits (metrics).
+   * go (another replica took it first or has an older call waiting, or the database was out of
+   * reach): it waits (metrics).
    */
   onRefused?: () => void;
 }
@@ -40,6 +44,7 @@ export class BudgetDb {
   private nextSweep = Number.NEGATIVE_INFINITY;
   private readonly retryMs: number;
   private readonly sweepEveryMs: number;
+  readonly holder: string;
 
   constructor(
     readonly db: SyncPostgres,
@@ -47,6 +52,7 @@ export class BudgetDb {
   ) {
     this.retryMs = options.retryMs ?? 1_000;
     this.sweepEveryMs = options.sweepEveryMs ?? 600_000;
+    this.holder = options.holder ?? randomUUID();
   }
 
   /** `statement`'s answer; `fallback`'s while the server fails or failed less than retryMs ago. */
@@ -89,12 +95,13 @@ export class BudgetDb {
 
   /**
    * Deletes what no longer counts: a bucket whose arrival time has passed is as good as none
-   * (full), a freed slot and an ended pause are nothing.
+   * (full), a freed slot, an ended pause and a waiter no longer live are nothing.
    */
   sweep(now: number): void {
     const before = now - SWEEP_MARGIN_MS;
     this.db.run("DELETE FROM budget_buckets WHERE arrival < $1", [before]);
     this.db.run("DELETE FROM budget_slots WHERE until_at <= $1", [before]);
     this.db.run("DELETE FROM budget_pauses WHERE paused_until <= $1", [before]);
+    this.db.run("DELETE FROM budget_waiters WHERE live_until <= $1", [before]);
   }
 }

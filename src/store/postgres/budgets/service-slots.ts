@@ -20,7 +20,7 @@ export interface SharedSlotOptions {
 /**
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
- * memory, slot-window.ts). Taking one is one short transaction under the key's lock; a
+ * memory, slot-window.ts). Taking one is one statement under the key's lock; a
  * release is one UPDATE. What was read is kept for the rest of the same millisecond, since the
  * lane estimates every waiting ticket at one instant.
  */

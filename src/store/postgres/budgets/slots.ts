@@ -1,8 +1,5 @@
 import type { SyncPostgres } from "../sync-client.js";
-import { PAUSED, PAUSED_UNTIL } from "./pauses.js";
-
-/** The advisory lock class of a key's slots (its second key is the key's hash): "budg". */
-const SLOTS_LOCK = 0x6275_6467;
+import { PAUSED_UNTIL } from "./pauses.js";
 
 /** Slots freed this long ago are deleted by the next take of their key, ms (clock skew, see BudgetDb). */
 const PRUNE_AFTER_MS = 60_000;
@@ -26,28 +23,23 @@ export class SlotTable {
 
   /**
    * Takes a slot of `key` counting until `untilAt` when fewer than `limit` count at `now` and
-   * no pause holds: its id, or undefined. One short transaction under the key's advisory lock:
-   * the count is read after the lock is held, so it sees every slot taken before (a count in
-   * the same statement as the lock would read the rows as they were before the wait).
+   * no pause holds: its id, or undefined. One round trip: `budget_occupy` (migration 5) takes
+   * the key's advisory lock for the rest of this statement, prunes slots long freed, counts
+   * those that still count and inserts one if there is room and no pause holds. Each of its
+   * statements reads the rows as they are when it runs (a volatile function's do), so the
+   * count sees every slot taken before the lock was had; a count in the locking statement
+   * itself would read them as they were before the wait.
    */
   occupy(
     key: string,
     now: number,
     slot: { limit: number; untilAt: number; held: boolean },
   ): number | undefined {
-    return this.db.transaction(() => {
-      this.db.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [SLOTS_LOCK, key]);
-      const row = this.db.first<{ id: number }>(
-        `WITH pruned AS (DELETE FROM budget_slots WHERE key = $1 AND until_at <= $2::float8 - $6)
-         INSERT INTO budget_slots (key, until_at, held)
-         SELECT $1, $4, $5
-         WHERE (SELECT count(*) FROM budget_slots WHERE key = $1 AND until_at > $2::float8) < $3
-           AND NOT ${PAUSED}
-         RETURNING id`,
-        [key, now, slot.limit, slot.untilAt, slot.held, PRUNE_AFTER_MS],
-      );
-      return row?.id;
-    });
+    const row = this.db.first<{ id: number | null }>(
+      "SELECT budget_occupy($1, $2, $3, $4, $5, $6) AS id",
+      [key, now, slot.limit, slot.untilAt, slot.held, PRUNE_AFTER_MS],
+    );
+    return row?.id ?? undefined;
   }
 
   /** The held slot `id` was released: it counts until `untilAt`, then frees. */
