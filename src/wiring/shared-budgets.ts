@@ -29,10 +29,15 @@ export function replicaBudgets(
   metrics: Metrics,
   logger: Logger,
 ): ReplicaBudgets {
-  const db = new SyncPostgres(url, { callTimeoutMs: BUDGET_CALL_TIMEOUT_MS });
+  const unreachable = (error: unknown) =>
+    logger.warn({ err: errorText(error) }, "shared budgets unreachable");
+  const db = new SyncPostgres(url, {
+    callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
+    onLateError: unreachable,
+  });
   const shared = sharedBudgets(db, {
     holder,
-    onError: (error) => logger.warn({ err: errorText(error) }, "shared budgets unreachable"),
+    onError: unreachable,
     onRefused: () => metrics.sharedBudgetWaits.inc(),
   });
   return {

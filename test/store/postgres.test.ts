@@ -288,6 +288,28 @@ describe("the PostgreSQL stores", () => {
     expect(db.rows("SELECT n FROM marks")).toEqual([]);
   });
 
+  it("run a posted write before what is asked after it, and tell its failure with the next answer", () => {
+    const schema = testSchema();
+    const late: PostgresError[] = [];
+    const db = client(postgresUrl(), { schema, onLateError: (error) => late.push(error) });
+    db.run(`CREATE SCHEMA ${schema}`);
+    db.run("CREATE TABLE marks (n INTEGER PRIMARY KEY)");
+    for (let n = 1; n <= 50; n++) db.post("INSERT INTO marks VALUES ($1)", [n]);
+    db.post("INSERT INTO marks VALUES ($1)", [7]);
+    expect(late).toEqual([]);
+    const marks = db.rows<{ n: number }>("SELECT n FROM marks ORDER BY n").map((r) => r.n);
+    expect(marks).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(late).toHaveLength(1);
+    expect(late[0]).toMatchObject({ code: "23505" });
+    expect(db.ping()).toBe(true);
+    expect(late).toHaveLength(1);
+    // Closing waits for what was posted before it: another connection finds it.
+    db.post("INSERT INTO marks VALUES ($1)", [51]);
+    db.close();
+    const other = client(postgresUrl(), { schema });
+    expect(other.first("SELECT COUNT(*)::int AS n FROM marks")).toEqual({ n: 51 });
+  });
+
   it("read and write bytes and big numbers as the other stores do", () => {
     const stores = postgresStores(() => 1_767_225_600_123);
     const sealed = Buffer.from([0, 255, 1, 254]);

@@ -28,3 +28,8 @@ export function replicas(count: number, options: SharedBudgetOptions = {}): Repl
     return { db, budgets: sharedBudgets(db, options) };
   });
 }
+
+/** Once what `replica` posted (a release, a pause, a sweep) is in the database: its next statement follows it. */
+export function written(replica: Replica): void {
+  replica.db.ping();
+}

@@ -25,7 +25,8 @@ import { WORKER_SOURCE } from "./worker-source.js";
  * while this thread's event loop waits: on the same network that is well under a
  * millisecond (bench/pg-store.ts measures it), about what an fsynced SQLite commit costs.
  * One connection per process, and nothing interleaves: a transaction's statements all run
- * while this thread is blocked in it.
+ * while this thread is blocked in it. A write nobody needs to wait for is posted instead
+ * (`post`): sent in order on the same connection, and not waited for.
  *
  * Nothing waits for ever: a call fails after `callTimeoutMs`, and the server cancels a
  * statement (or a lock wait) after `statementTimeoutMs`. A call that fails because the
@@ -45,6 +46,8 @@ export interface SyncPostgresOptions {
   statementTimeoutMs?: number;
   /** How long opening a connection may take, ms; default 5_000. */
   connectTimeoutMs?: number;
+  /** A write sent with `post` failed: told when the next call is answered. Default: nothing. */
+  onLateError?: (error: PostgresError) => void;
 }
 
 export interface QueryResult<R> {
@@ -53,11 +56,18 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+interface Failure {
+  message: string;
+  code?: string;
+}
+
 interface Reply {
   rows?: Record<string, unknown>[];
   rowCount?: number;
   session?: number;
-  error?: { message: string; code?: string };
+  error?: Failure;
+  /** Posted writes that failed since the last answer. */
+  late?: Failure[];
 }
 
 interface Thread {
@@ -81,7 +91,7 @@ export class SyncPostgres {
 
   constructor(
     private readonly url: string,
-    options: SyncPostgresOptions = {},
+    private readonly options: SyncPostgresOptions = {},
   ) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new PostgresError(
@@ -121,6 +131,23 @@ export class SyncPostgres {
   /** How many rows the statement changed. */
   run(sql: string, params: readonly unknown[] = []): number {
     return this.query(sql, params).rowCount;
+  }
+
+  /**
+   * Sends a write without waiting for it: it runs on this connection after everything sent
+   * before it and before everything asked after it, so a later read sees it. Nothing is
+   * known of its outcome here; a failure is told to `onLateError` once a later call is
+   * answered. For writes whose loss costs a little and whose wait would cost every time (a
+   * budget slot released: lost, it counts until its lease ends). Dropped once closed.
+   */
+  post(sql: string, params: readonly unknown[] = []): void {
+    if (this.closed) return;
+    this.started().port.postMessage({
+      sql,
+      params: [...params],
+      session: this.session,
+      posted: true,
+    });
   }
 
   /**
@@ -184,10 +211,14 @@ export class SyncPostgres {
         "ETIMEDOUT",
       );
     }
-    if (reply.error)
-      throw new PostgresError(redact(reply.error.message, this.url), reply.error.code);
+    for (const failure of reply.late ?? []) this.options.onLateError?.(this.failureOf(failure));
+    if (reply.error) throw this.failureOf(reply.error);
     if (reply.rows) for (const row of reply.rows) revive(row);
     return reply;
+  }
+
+  private failureOf(failure: Failure): PostgresError {
+    return new PostgresError(redact(failure.message, this.url), failure.code);
   }
 
   /** Posts `request` and blocks until the answer; undefined if none came within `timeoutMs`. */

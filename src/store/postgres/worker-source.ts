@@ -12,6 +12,10 @@
  * transaction's statements carry the one it began on, and are refused on any other (after a
  * reconnect they would run outside the transaction, each committed on its own).
  *
+ * A request marked `posted` is not answered: nobody waits for it. Requests run one after the
+ * other in the order they came, so a posted write runs before anything asked after it. A
+ * posted write's failure rides on the next answer, as `late` (at most LATE_KEPT of them).
+ *
  * BIGINT (int8) columns are read as numbers: they hold epoch ms, ids and counts, all far
  * below 2^53.
  */
@@ -95,14 +99,35 @@ async function end() {
   if (c) await c.end().catch(() => undefined);
 }
 
-port.on("message", async (request) => {
+const LATE_KEPT = 10;
+let late = [];
+let queue = Promise.resolve();
+
+/** Answers a request that is waited for, with the failures of posted ones since the last. */
+function reply(request, result) {
+  if (request.posted) return;
+  if (late.length > 0) result.late = late;
+  late = [];
+  answer(result);
+}
+
+function failed(request, failure) {
+  if (!request.posted) return reply(request, { error: failure });
+  if (late.length < LATE_KEPT) late.push(failure);
+}
+
+port.on("message", (request) => {
+  queue = queue.then(() => handle(request));
+});
+
+async function handle(request) {
   if (request.end) {
     await end();
-    answer({ rows: [], rowCount: 0, session });
+    reply(request, { rows: [], rowCount: 0, session });
     return;
   }
   try {
-    answer(await run(request));
+    reply(request, await run(request));
   } catch (error) {
     // A server's error (a constraint, a statement timeout, a syntax error) leaves the
     // connection as it was. One that ends the session (a FATAL: the server shutting down, the
@@ -118,7 +143,7 @@ port.on("message", async (request) => {
       : phase === "connect"
         ? "cannot connect to PostgreSQL: "
         : "lost the connection to PostgreSQL: ";
-    answer({ error: { message: prefix + reasonOf(error), code: error && error.code } });
+    failed(request, { message: prefix + reasonOf(error), code: error && error.code });
   }
-});
+}
 `;

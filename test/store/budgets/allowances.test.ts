@@ -4,7 +4,7 @@ import { localAllowances } from "../../../src/slack/local-allowances.js";
 import { sharedBudgets } from "../../../src/store/postgres/budgets/shared-budgets.js";
 import { SyncPostgres } from "../../../src/store/postgres/sync-client.js";
 import { postgresUrl } from "../../support/postgres.js";
-import { replicas } from "../../support/shared-budgets.js";
+import { replicas, written } from "../../support/shared-budgets.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const SCOPE = { team: "T1", method: "chat.update" };
@@ -80,6 +80,7 @@ describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
     const theirs = b.budgets.allowances(SCOPE, rules);
     mine.pauseUntil?.(T0 + 30_000);
     mine.pauseUntil?.(T0 + 10_000);
+    written(a);
     expect(theirs.readyAt(T0)).toBe(T0 + 30_000);
     expect(theirs.tryTake(T0 + 29_999)).toBe(false);
     expect(theirs.tryTake(T0 + 30_000)).toBe(true);

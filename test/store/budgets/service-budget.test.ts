@@ -2,13 +2,16 @@ import { describe, expect, it } from "vitest";
 import { type BudgetTicket, ServiceBudget } from "../../../src/service/budget.js";
 import { budgetUser } from "../../../src/service/credential.js";
 import { ManualClock } from "../../support/manual-clock.js";
-import { type Replica, replicas } from "../../support/shared-budgets.js";
+import { type Replica, replicas, written } from "../../support/shared-budgets.js";
 
 const WINDOW = 60_000;
 const TOKEN = "secret-token-never-stored";
 const USER = budgetUser(TOKEN);
 
-/** Two ServiceBudgets, as two replicas' each, over one database; 20 run starts a minute. */
+/**
+ * Two ServiceBudgets, as two replicas' each, over one database; 20 run starts a minute. The
+ * third is called once what the replicas posted (releases, pauses) must be in the database.
+ */
 function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) {
   const budget = ({ budgets }: Replica) =>
     new ServiceBudget({
@@ -18,7 +21,7 @@ function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) 
       windows: budgets.slotWindows,
     });
   const [a, b] = replicas(2, options);
-  return [budget(a), budget(b)] as const;
+  return [budget(a), budget(b), () => [a, b].forEach(written)] as const;
 }
 
 /** Which of `tickets` are ready by now. */
@@ -31,7 +34,7 @@ function readiness(tickets: BudgetTicket[]) {
 describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
   it("share a token's 20 run starts a minute, each slot freed a window after its release", async () => {
     const clock = new ManualClock();
-    const [a, b] = twoBudgets(clock);
+    const [a, b, posted] = twoBudgets(clock);
     const take = (budget: ServiceBudget | undefined) =>
       Array.from({ length: 15 }, () => budget?.take(USER, "run_start") as BudgetTicket);
     const mine = take(a);
@@ -43,6 +46,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     // The requests are answered a second later.
     await clock.advance(1_000);
     for (const ticket of [...readyMine(), ...readyTheirs()]) ticket.release();
+    posted();
     await clock.advance(WINDOW - 1);
     expect(readyTheirs()).toHaveLength(5);
     await clock.advance(1);
@@ -55,7 +59,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
 
   it("keeps counting slots another replica holds, and looks again for their release", async () => {
     const clock = new ManualClock();
-    const [a, b] = twoBudgets(clock, { lookAgainMs: 1_000 });
+    const [a, b, posted] = twoBudgets(clock, { lookAgainMs: 1_000 });
     const held = Array.from({ length: 20 }, () => a.take(USER, "run_start") as BudgetTicket);
     await clock.advance(0);
     const waiting = b.take(USER, "run_start") as BudgetTicket;
@@ -63,6 +67,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     await clock.advance(5_500);
     // Released elsewhere at 5.5 s: seen at B's next look (6 s), free a window after release.
     for (const ticket of held) ticket.release();
+    posted();
     await clock.advance(WINDOW - 1);
     expect(ready()).toEqual([]);
     expect(waiting.position()).toBe(0);
@@ -72,8 +77,9 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
 
   it("pause every replica's tickets of a token on the service's 429", async () => {
     const clock = new ManualClock();
-    const [a, b] = twoBudgets(clock);
+    const [a, b, posted] = twoBudgets(clock);
     a.pauseUntil(USER, "request", clock.now() + 10_000);
+    posted();
     const ticket = b.take(USER, "request") as BudgetTicket;
     const ready = readiness([ticket]);
     await clock.advance(1);

@@ -93,7 +93,7 @@ export class PostgresBucket implements Allowance {
   pauseUntil(until: number): void {
     this.seen = undefined;
     this.earliest.learnt(until);
-    this.budgets.tell(() => pause(this.budgets.db, this.key, until));
+    pause(this.budgets.db, this.key, until);
   }
 
   /**

@@ -6,7 +6,8 @@ export interface BudgetDbOptions {
   holder?: string;
   /**
    * A budget statement failed (the server unreachable, a timeout): told with the error, at
-   * most once per `retryMs` while it lasts (and for each 429 pause that could not be written).
+   * most once per `retryMs` while it lasts. (Posted writes, a release, a pause, a sweep, tell
+   * theirs through the connection's `onLateError`.)
    * Errors name budgets by key, never a token. Default: nothing.
    */
   onError?: (error: unknown) => void;
@@ -71,18 +72,6 @@ export class BudgetDb {
     }
   }
 
-  /**
-   * A write that is rare and worth trying whatever the last statement met (a 429's pause): a
-   * failure is told, and the replicas that miss it meet Slack's 429 themselves.
-   */
-  tell(write: () => void): void {
-    try {
-      write();
-    } catch (error) {
-      this.options.onError?.(error);
-    }
-  }
-
   /** A take was refused: told to `onRefused`. */
   refused(): void {
     this.options.onRefused?.();
@@ -99,9 +88,9 @@ export class BudgetDb {
    */
   sweep(now: number): void {
     const before = now - SWEEP_MARGIN_MS;
-    this.db.run("DELETE FROM budget_buckets WHERE arrival < $1", [before]);
-    this.db.run("DELETE FROM budget_slots WHERE until_at <= $1", [before]);
-    this.db.run("DELETE FROM budget_pauses WHERE paused_until <= $1", [before]);
-    this.db.run("DELETE FROM budget_waiters WHERE live_until <= $1", [before]);
+    this.db.post("DELETE FROM budget_buckets WHERE arrival < $1", [before]);
+    this.db.post("DELETE FROM budget_slots WHERE until_at <= $1", [before]);
+    this.db.post("DELETE FROM budget_pauses WHERE paused_until <= $1", [before]);
+    this.db.post("DELETE FROM budget_waiters WHERE live_until <= $1", [before]);
   }
 }

@@ -12,9 +12,13 @@ export const PAUSED = "EXISTS (SELECT 1 FROM budget_pauses WHERE key = $1 AND pa
 export const PAUSED_UNTIL =
   "COALESCE((SELECT paused_until FROM budget_pauses WHERE key = $1), '-Infinity'::float8)";
 
-/** Nothing of `key` goes before `until`, in any replica; a shorter pause never cuts a longer one. */
+/**
+ * Nothing of `key` goes before `until`, in any replica; a shorter pause never cuts a longer one.
+ * Posted (SyncPostgres.post): a replica that misses a pause that could not be written meets
+ * Slack's 429 itself.
+ */
 export function pause(db: SyncPostgres, key: string, until: number): void {
-  db.run(
+  db.post(
     `INSERT INTO budget_pauses (key, paused_until) VALUES ($1, $2)
      ON CONFLICT (key) DO UPDATE
        SET paused_until = GREATEST(budget_pauses.paused_until, excluded.paused_until)`,

@@ -57,13 +57,13 @@ export class PostgresSlotWindow implements SlotWindow {
   release(id: number, now: number): void {
     if (!this.mine.delete(id)) return;
     this.seen = undefined;
-    // Not released in the table (an outage): the slot counts until its lease ends.
-    this.budgets.tell(() => this.slots.release(id, now + this.rules.holdMs));
+    // Posted, not waited for; lost (an outage), the slot counts until its lease ends.
+    this.slots.release(id, now + this.rules.holdMs);
   }
 
   pauseUntil(until: number): void {
     this.seen = undefined;
-    this.budgets.tell(() => pause(this.budgets.db, this.key, until));
+    pause(this.budgets.db, this.key, until);
   }
 
   view(now: number): SlotView {

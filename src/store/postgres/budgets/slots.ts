@@ -42,9 +42,9 @@ export class SlotTable {
     return row?.id ?? undefined;
   }
 
-  /** The held slot `id` was released: it counts until `untilAt`, then frees. */
+  /** The held slot `id` was released: it counts until `untilAt`, then frees (posted, see SyncPostgres.post). */
   release(id: number, untilAt: number): void {
-    this.db.run("UPDATE budget_slots SET until_at = $2, held = FALSE WHERE id = $1 AND held", [
+    this.db.post("UPDATE budget_slots SET until_at = $2, held = FALSE WHERE id = $1 AND held", [
       id,
       untilAt,
     ]);

@@ -51,7 +51,7 @@ export class PostgresWindow implements Allowance {
   pauseUntil(until: number): void {
     this.seen = undefined;
     this.earliest.learnt(until);
-    this.budgets.tell(() => pause(this.budgets.db, this.key, until));
+    pause(this.budgets.db, this.key, until);
   }
 
   private read(now: number): SlotRows | undefined {
