@@ -31,7 +31,7 @@ export class QuestionPost {
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return turns.recordMessage(turn.id, message.id);
     }, context.outage);
-    content.posted(posted);
+    content.posted(posted, context.conversation);
     return posted;
   };
 

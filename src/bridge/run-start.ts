@@ -71,7 +71,8 @@ export class RunStart {
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
     const triggerMessageId = turn.serviceMessageId as string;
     const waits = untilSent(context.outage.signal ?? live.waits.signal);
-    let sent: RunSettings = settings.get(key);
+    // Read when the body is built, which is before it is sent.
+    let sent: RunSettings | undefined;
     let recorded = false;
     let recordFailure: unknown;
     try {
@@ -90,7 +91,7 @@ export class RunStart {
           onSend: () => {
             waits.detach();
             try {
-              turns.recordRunAttempt(turn.id, sent);
+              turns.recordRunAttempt(turn.id, sent as RunSettings);
             } catch (error) {
               recordFailure = error;
               throw error;

@@ -2,7 +2,7 @@ import type { ConversationStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import { throughOutage } from "./outage.js";
 import type { AssistantService } from "./ports.js";
-import type { StepContext } from "./turn-step.js";
+import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
  * The first step: the conversation's service thread, opened once and kept on the conversation
@@ -19,7 +19,7 @@ export function threadOpen(service: AssistantService, conversations: Conversatio
         service.openThread(
           { assistantId: conversation.assistantId },
           {
-            party: context.party,
+            ...callerOf(context),
             // The attempt that is answered is the last one sent.
             onSend: (sent) => {
               openedAs = sent.identity;
@@ -28,8 +28,8 @@ export function threadOpen(service: AssistantService, conversations: Conversatio
         ),
       context.outage,
     );
-    conversations.setServiceThread(conversation.id, thread.id, openedAs);
-    context.conversation = conversations.byId(conversation.id) ?? conversation;
+    context.conversation =
+      conversations.setServiceThread(conversation.id, thread.id, openedAs) ?? conversation;
     return turn;
   };
 }

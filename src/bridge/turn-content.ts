@@ -50,13 +50,13 @@ export class TurnContent {
   /**
    * After the question reached the service: the conversation has passed its thread on up
    * to this question, so the next turn starts after it. Without a history read nothing
-   * moves, and the next turn passes on what this one could not.
+   * moves, and the next turn passes on what this one could not. `conversation` is as the
+   * turn's steps last read it (the turn holds it: nobody else moves it meanwhile).
    */
-  posted(turn: Turn): void {
+  posted(turn: Turn, conversation: Conversation): void {
     const through = turn.contextThroughTs;
     if (through === null) return;
-    const conversation = this.options.conversations.byId(turn.conversationId);
-    const current = conversation?.passedThroughTs ?? null;
+    const current = conversation.passedThroughTs;
     if (current === null || compareTs(through, current) > 0) {
       this.options.conversations.setPassedThrough(turn.conversationId, through);
     }

@@ -42,9 +42,13 @@ export interface ConversationStore {
   byServiceThread(serviceThreadId: string): Conversation | undefined;
   /**
    * Sets the service thread, and who opened it (null: not known), once; a second call leaves
-   * the first in place.
+   * the first in place. The conversation as it then is; undefined if there is none.
    */
-  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void;
+  setServiceThread(
+    id: number,
+    serviceThreadId: string,
+    owner: string | null,
+  ): Conversation | undefined;
   /** The thread was passed on up to `ts` (the caller only moves it forward). */
   setPassedThrough(id: number, ts: string): void;
 }

@@ -88,10 +88,10 @@ describe("TurnContent", () => {
     const t = s.turn("1700000002.000000", "q");
     const { turn: composed } = await s.compose(t);
     expect(s.fresh().passedThroughTs).toBeNull();
-    s.content.posted(composed);
+    s.content.posted(composed, s.fresh());
     expect(s.fresh().passedThroughTs).toBe("1700000002.000000");
     // Never backwards.
-    s.content.posted({ ...composed, contextThroughTs: "1700000001.000000" });
+    s.content.posted({ ...composed, contextThroughTs: "1700000001.000000" }, s.fresh());
     expect(s.fresh().passedThroughTs).toBe("1700000002.000000");
   });
 
@@ -108,7 +108,7 @@ describe("TurnContent", () => {
     expect(first.text).toBe("q1");
     expect(s.turns.byId(t1.id)?.notes).toEqual([HISTORY_NOTE]);
     s.turns.recordPostAttempt(t1.id);
-    s.content.posted(s.turns.recordMessage(t1.id, "m1"));
+    s.content.posted(s.turns.recordMessage(t1.id, "m1"), s.fresh());
     s.turns.finish(t1.id, { outcome: "completed" });
     expect(s.fresh().passedThroughTs).toBeNull();
 

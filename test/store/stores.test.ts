@@ -57,8 +57,13 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       serviceThreadOwner: null,
       passedThroughTs: null,
     });
-    conversations.setServiceThread(c.id, "th-1", "U1");
-    conversations.setServiceThread(c.id, "th-2", "shared");
+    expect(conversations.setServiceThread(c.id, "th-1", "U1")).toEqual({
+      ...c,
+      serviceThreadId: "th-1",
+      serviceThreadOwner: "U1",
+    });
+    // The first one stays, and is what the second is answered with.
+    expect(conversations.setServiceThread(c.id, "th-2", "shared")?.serviceThreadId).toBe("th-1");
     conversations.setPassedThrough(c.id, "1.5");
     expect(conversations.byId(c.id)).toMatchObject({
       serviceThreadId: "th-1",

@@ -39,12 +39,13 @@ export class MemoryConversationStore implements ConversationStore {
     return { ...created };
   }
 
-  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void {
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null) {
     const row = this.rows.get(id);
     if (row && row.serviceThreadId === null) {
       row.serviceThreadId = serviceThreadId;
       row.serviceThreadOwner = owner;
     }
+    return this.byId(id);
   }
 
   setPassedThrough(id: number, ts: string): void {

@@ -41,12 +41,13 @@ export class PostgresConversationStore implements ConversationStore {
     return created ?? (this.find(key) as Conversation);
   }
 
-  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void {
-    this.db.run(
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null) {
+    const set = this.one(
       `UPDATE conversations SET service_thread_id = $1, service_thread_owner = $2
-       WHERE id = $3 AND service_thread_id IS NULL`,
+       WHERE id = $3 AND service_thread_id IS NULL RETURNING ${COLUMNS}`,
       [serviceThreadId, owner, id],
     );
+    return set ?? this.byId(id);
   }
 
   setPassedThrough(id: number, ts: string): void {

@@ -55,8 +55,9 @@ export class SqliteConversationStore implements ConversationStore {
     return this.find(key) as Conversation;
   }
 
-  setServiceThread(id: number, serviceThreadId: string, owner: string | null): void {
+  setServiceThread(id: number, serviceThreadId: string, owner: string | null) {
     this.setThreadStmt.run(serviceThreadId, owner, id);
+    return this.byId(id);
   }
 
   setPassedThrough(id: number, ts: string): void {
