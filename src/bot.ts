@@ -55,7 +55,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   );
   // People's tokens are keyed by the installation's workspace, known once Slack is wired below
   // (one workspace: config.ts keeps people's own tokens out of many workspaces for now).
-  const people = wirePeople(config, stores, logger, () => workspaces.workspace({}));
+  const people = wirePeople(config, stores, logger);
   // Replicas on one PostgreSQL database share Slack's and the service's budgets there.
   const { url } = config.database;
   // This process among the replicas: its leases and its places in the budgets' queues.

@@ -35,14 +35,9 @@ export function wantsOAuth(env: Env): boolean {
 
 /**
  * The OAuth settings: all three variables or none (undefined). Many workspaces need
- * TOKEN_ENCRYPTION_KEY (`hasKey`): their bot tokens are kept only encrypted; and for now
- * the shared identity (people's own tokens are kept for one workspace only).
+ * TOKEN_ENCRYPTION_KEY (`hasKey`): their bot tokens are kept only encrypted.
  */
-export function readOAuthConfig(
-  env: Env,
-  hasKey: boolean,
-  identityMode: string,
-): OAuthConfig | undefined {
+export function readOAuthConfig(env: Env, hasKey: boolean): OAuthConfig | undefined {
   const [clientId, clientSecret, stateSecret] = NAMES.map((name) => optional(env, name));
   const missing = NAMES.filter((name) => optional(env, name) === undefined);
   if (missing.length === NAMES.length) return undefined;
@@ -64,12 +59,6 @@ export function readOAuthConfig(
   if (!hasKey) {
     throw new OAuthSettingError(
       "SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET need TOKEN_ENCRYPTION_KEY: each workspace's bot token is kept only encrypted.",
-    );
-  }
-  if (identityMode !== "shared") {
-    // People's own tokens are keyed by one workspace so far (people/identities.ts).
-    throw new OAuthSettingError(
-      `IDENTITY_MODE=${identityMode} is not available with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET yet: with many workspaces every request uses ASSISTANT_API_TOKEN (IDENTITY_MODE=shared).`,
     );
   }
   return { clientId, clientSecret, stateSecret };

@@ -363,7 +363,7 @@ function suggestedPrompts(env: Env): SuggestedPrompts {
 
 function oauth(env: Env, people: PeopleConfig): OAuthConfig | undefined {
   try {
-    return readOAuthConfig(env, people.encryptionKey !== undefined, people.identityMode);
+    return readOAuthConfig(env, people.encryptionKey !== undefined);
   } catch (error) {
     if (error instanceof OAuthSettingError) throw new ConfigError(error.message);
     throw error;

@@ -294,6 +294,12 @@ describe("loadConfig: many workspaces (OAuth)", () => {
     expect(loadConfig(base).slack.oauth).toBeUndefined();
   });
 
+  it("lets people use their own tokens, each linked in their workspace", () => {
+    const config = loadConfig({ ...withoutToken, ...oauth, IDENTITY_MODE: "personal" });
+    expect(config.people.identityMode).toBe("personal");
+    expect(config.slack.oauth).toBeDefined();
+  });
+
   it("keeps the client and state secrets out of logs", () => {
     const secrets = configuredSecrets(loadConfig({ ...withoutToken, ...oauth }));
     expect(secrets).toEqual(
@@ -316,7 +322,6 @@ describe("loadConfig: many workspaces (OAuth)", () => {
       "SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET need TOKEN_ENCRYPTION_KEY: each workspace's bot token is kept only encrypted.",
     ],
     [{ SLACK_STATE_SECRET: "short" }, /^SLACK_STATE_SECRET is malformed: it must be at least 16/],
-    [{ IDENTITY_MODE: "either" }, /^IDENTITY_MODE=either is not available with SLACK_CLIENT_ID/],
     [
       { SLACK_CLIENT_SECRET: "has a space" },
       "SLACK_CLIENT_SECRET is malformed: it must not contain spaces.",

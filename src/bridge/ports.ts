@@ -18,6 +18,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Fairness key in the service budget: the Slack person the call is for. */
   party?: string;
+  /** The workspace (installation) of `party`: a person's own token is linked in one. */
+  workspace?: string;
   /**
    * Whose the call's service thread is (conversation.serviceThreadOwner), when known: the
    * service answers a thread only to the token that created it, so the call is sent with
@@ -34,7 +36,7 @@ export interface CallOptions {
 }
 
 /** Who a conversation's service call is for: the asker, and whose the service thread is. */
-export type Caller = Pick<CallOptions, "party" | "threadOwner">;
+export type Caller = Pick<CallOptions, "party" | "workspace" | "threadOwner">;
 
 export type RunStatus = "queued" | "in_progress" | "completed" | "failed" | "canceled";
 

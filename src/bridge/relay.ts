@@ -1,5 +1,5 @@
 import { type Clock, settleWithin, systemClock } from "../time.js";
-import type { AssistantService, ReplyStep, Run, RunProgress, RunStatus } from "./ports.js";
+import type { AssistantService, Caller, ReplyStep, Run, RunProgress, RunStatus } from "./ports.js";
 
 const isEndStatus = (status: RunStatus): boolean =>
   status === "completed" || status === "failed" || status === "canceled";
@@ -19,11 +19,9 @@ export interface RelayOptions {
   clock?: Clock;
 }
 
-export interface FollowOptions {
+/** For whom the run is followed: ports.ts Caller. */
+export interface FollowOptions extends Caller {
   signal?: AbortSignal;
-  party?: string;
-  /** Whose the run's service thread is (ports.ts CallOptions). */
-  threadOwner?: string;
   /** Called with the whole text written so far, whenever it grows. */
   onText: (text: string) => void;
   /** Called once the run is being worked on (in_progress seen). */
@@ -83,10 +81,12 @@ export class Relay {
         options.onText(text);
       }
     };
+    const { party, workspace, threadOwner } = options;
     const callOpts = {
       ...(signal ? { signal } : {}),
-      ...(options.party ? { party: options.party } : {}),
-      ...(options.threadOwner ? { threadOwner: options.threadOwner } : {}),
+      ...(party ? { party } : {}),
+      ...(workspace ? { workspace } : {}),
+      ...(threadOwner ? { threadOwner } : {}),
     };
 
     let streamsLeft = this.streamReopens + 1;
@@ -138,7 +138,7 @@ export class Relay {
    */
   private async readStream(
     runId: string,
-    callOpts: { signal?: AbortSignal; party?: string; threadOwner?: string },
+    callOpts: Caller & { signal?: AbortSignal },
     shown: {
       showText: (text: string) => void;
       markStarted: () => void;

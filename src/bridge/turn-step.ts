@@ -29,8 +29,10 @@ export function callerOf(context: StepContext): Caller {
   return callerFor(context.party, context.conversation);
 }
 
-/** The caller of a call for `party` about this conversation's service thread. */
+/** The caller of a call for `party` (of the conversation's workspace) about its service thread. */
 export function callerFor(party: string, conversation: Conversation | undefined): Caller {
-  const owner = conversation?.serviceThreadOwner ?? null;
-  return owner === null ? { party } : { party, threadOwner: owner };
+  if (!conversation) return { party };
+  const owner = conversation.serviceThreadOwner;
+  const caller = { party, workspace: conversation.team };
+  return owner === null ? caller : { ...caller, threadOwner: owner };
 }

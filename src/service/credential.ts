@@ -10,6 +10,18 @@ export interface Credential {
   token: string;
   /** A person's own token (not the shared one): a 401 means that person's link is dead. */
   personal: boolean;
+  /** Where a person's own token is linked: their workspace. */
+  workspace?: string;
+}
+
+/** Whom a call is made for (http-request.ts CallOptions): what picks its credential. */
+export interface CallFor {
+  /** A Slack person; undefined: the bot's own calls. */
+  party?: string;
+  /** The person's workspace (installation): a person's own token is linked in one. */
+  workspace?: string;
+  /** Whose service thread the call is about, when known. */
+  threadOwner?: string;
 }
 
 /**
@@ -18,16 +30,11 @@ export interface Credential {
  */
 export interface CredentialSource {
   /**
-   * The credential for a call made for `party` (a Slack person; undefined: the bot's own
-   * calls) about a service thread of `threadOwner` (when known), read now. Throws a
-   * PersonalTokenError when the person must use their own token and has none, and a
-   * ThreadOwnerError when the thread is another identity's: then nothing is sent.
+   * The credential for a call made for `caller`, read now. Throws a PersonalTokenError when
+   * the person must use their own token and has none, and a ThreadOwnerError when the thread
+   * is another identity's: then nothing is sent.
    */
-  resolve(
-    party: string | undefined,
-    request: RequestInfo,
-    threadOwner?: string,
-  ): Credential | Promise<Credential>;
+  resolve(caller: CallFor, request: RequestInfo): Credential | Promise<Credential>;
   /** The service answered 401 to this personal credential. */
   refused?(credential: Credential): void;
 }

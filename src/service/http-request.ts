@@ -19,6 +19,8 @@ export interface CallOptions {
   credential?: Credential;
   /** Fairness key for the budget (a Slack person): parties are served round-robin. */
   party?: string;
+  /** The Slack workspace (installation) of `party`, whose linked token it may carry. */
+  workspace?: string;
   /**
    * Whose service thread the call is about (a person's Slack id, or "shared"), when known:
    * the service answers a thread, its messages and runs only to the token that created it,

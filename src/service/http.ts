@@ -215,8 +215,7 @@ export class ServiceHttp {
     opts: CallOptions,
   ): Promise<{ ticket: BudgetTicket; credential: Credential }> {
     const info = requestInfo(req);
-    const read = () =>
-      opts.credential ?? this.#credentials.resolve(opts.party, info, opts.threadOwner);
+    const read = () => opts.credential ?? this.#credentials.resolve(opts, info);
     // Taken at once when the source answers at once: the ticket joins the queue in call order.
     const first = read();
     let credential = first instanceof Promise ? await first : first;

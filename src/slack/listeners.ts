@@ -26,7 +26,7 @@ export interface ListenerDeps extends Gatekeeping {
    * The note for a person who must link their own token before asking (IDENTITY_MODE
    * personal); undefined: they may ask. Default: everyone may.
    */
-  linkFirst?: (user: string) => Promise<string | undefined>;
+  linkFirst?: (person: { team: string; user: string }) => string | undefined;
 }
 
 /**
@@ -88,7 +88,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
       );
       return;
     }
-    const linkNote = await deps.linkFirst?.(user);
+    const linkNote = deps.linkFirst?.({ team: workspace, user });
     if (linkNote !== undefined) {
       deps.notes.tell({ team: workspace, channel, user, threadTs, text: linkNote });
       deps.onInbound?.("not_linked");

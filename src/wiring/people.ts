@@ -10,12 +10,7 @@ import type { Stores } from "../store/stores.js";
  * The people side: their sealed tokens, who each request is sent as, the link problems to
  * tell them, and the assistants they may choose.
  */
-export function wirePeople(
-  config: Config,
-  stores: Stores,
-  logger: Logger,
-  workspace: () => Promise<string>,
-) {
+export function wirePeople(config: Config, stores: Stores, logger: Logger) {
   const vault = new TokenVault({
     key: config.people.encryptionKey,
     store: stores.linkedTokens,
@@ -31,7 +26,6 @@ export function wirePeople(
     mode: config.people.identityMode,
     vault,
     sharedToken: config.service.token,
-    workspace,
     onUnusable: (owner, problem) => {
       notices.add(owner, problem);
       if (problem === "refused") {

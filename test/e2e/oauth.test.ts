@@ -2,8 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FakeWorkspace } from "../../src/devtools/fake-slack/server.js";
-import { appMention, nextTs } from "../../src/devtools/slack-requests.js";
+import { appMention, nextTs, viewSubmission } from "../../src/devtools/slack-requests.js";
 import { BOT_SCOPES } from "../../src/slack/bot-scopes.js";
+import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
 import {
   BOT_TOKEN,
   CHANNEL,
@@ -130,9 +131,9 @@ async function ask(
   ws: FakeWorkspace,
   channel: string,
   text: string,
+  user = `U${ws.teamId}PERSON`,
 ): Promise<{ ts: string; status: number }> {
   const ts = nextTs();
-  const user = `U${ws.teamId}PERSON`;
   const question = `<@${ws.botUserId}> ${text}`;
   ws.seedMessage({ channel, ts, user, text: question });
   const event = appMention({ channel, user, text: question, ts, team: ws.teamId });
@@ -255,6 +256,60 @@ describe("several workspaces", () => {
     const response = await h.post("event", h.slack.revokeTokens("T0002"));
     expect(response.status).toBe(200);
     expect(h.bot.stores.installations.list()).toEqual([]);
+  });
+});
+
+describe("people's own tokens in several workspaces", () => {
+  it("keeps a person's token for the workspace they linked it in, and asks with it only there", async () => {
+    await h.close();
+    h = await startHarness({
+      env: { ...OAUTH_ENV, IDENTITY_MODE: "personal" },
+      slack: OAUTH_SLACK,
+    });
+    for (const teamId of ["T0002", "T0003"]) {
+      await installWorkspace(h.botUrl, h.slack, { teamId, botUserId: `UBOT${teamId}` });
+    }
+    const [two, three] = [h.slack.workspace("T0002"), h.slack.workspace("T0003")];
+    // An Enterprise Grid person: one id in both workspaces.
+    const person = "W0PAT";
+    const token = "pat-of-pat-0123456789abcdef";
+
+    // Not linked yet: told how, in that workspace, and nothing reaches the service.
+    await ask(two, "C2GENERAL", "before linking?", person);
+    await h.slack.waitFor(() => two.ephemerals.length === 1);
+    expect(two.ephemerals[0]?.text).toContain("/assistant link");
+    expect(h.sim.control.requests).toEqual([]);
+
+    expect((await h.command("link", { user: person, team: "T0002" })).status).toBe(200);
+    await h.slack.waitFor(() => two.views.length === 1);
+    const linked = await h.post(
+      "action",
+      viewSubmission({
+        user: person,
+        team: "T0002",
+        callback_id: LINK_VIEW_ID,
+        values: { token: { token: { type: "plain_text_input", value: token } } },
+      }),
+    );
+    expect(JSON.parse(linked.body)).toMatchObject({ response_action: "update" });
+    expect(h.bot.stores.linkedTokens.get("T0002", person)).toBeDefined();
+    expect(h.bot.stores.linkedTokens.get("T0003", person)).toBeUndefined();
+
+    h.sim.control.enqueueAnswer({ text: "Asked as Pat." });
+    const inTwo = await ask(two, "C2GENERAL", "as me?", person);
+    expect((await answered(two, "C2GENERAL", inTwo.ts)).join("\n")).toContain("Asked as Pat.");
+    const sent = () =>
+      h.sim.control.requests.filter((r) => r.method === "POST" && r.path !== "/v1/threads");
+    expect(new Set(sent().map((r) => r.token))).toEqual(new Set([token]));
+
+    // In the other workspace the same person has linked nothing: told so there, nothing sent.
+    const before = sent().length;
+    await ask(three, "C3GENERAL", "and here?", person);
+    await h.slack.waitFor(() => three.ephemerals.length === 1);
+    expect(three.ephemerals[0]?.text).toContain("/assistant link");
+    await h.bot.bridge.idle();
+    expect(sent()).toHaveLength(before);
+    expect(h.logs.join("\n")).not.toContain(token);
   });
 });
 

@@ -9,6 +9,7 @@ import type { IdentityMode } from "../../src/config-people.js";
 import { Identities } from "../../src/people/identities.js";
 import { LinkNotices, linkNote, problemNote } from "../../src/people/link-notices.js";
 import { type Sender, senderFor } from "../../src/people/thread-owner.js";
+import type { CallFor } from "../../src/service/credential.js";
 import {
   type NotOwnerReason,
   PersonalTokenError,
@@ -67,29 +68,57 @@ describe("the caller of a conversation's calls", () => {
     serviceThreadId: "th-1",
     passedThroughTs: null,
   };
-  it("names the thread's owner once it is known, and only the asker before", () => {
+  it("names the thread's owner once it is known, and only the asker before, of its workspace", () => {
     expect(callerFor(BOB, { ...conversation, serviceThreadOwner: ALICE })).toEqual({
       party: BOB,
+      workspace: "T1",
       threadOwner: ALICE,
     });
     expect(callerFor(BOB, { ...conversation, serviceThreadOwner: "shared" })).toEqual({
       party: BOB,
+      workspace: "T1",
       threadOwner: "shared",
     });
     // Opened before owners were recorded (or not yet opened): as the asker, as it always was.
-    expect(callerFor(BOB, { ...conversation, serviceThreadOwner: null })).toEqual({ party: BOB });
+    expect(callerFor(BOB, { ...conversation, serviceThreadOwner: null })).toEqual({
+      party: BOB,
+      workspace: "T1",
+    });
     expect(callerFor(BOB, undefined)).toEqual({ party: BOB });
   });
 });
 
-/** Identities over a vault holding `linked` (user → token), recording what it was told. */
+function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+/** A call for `party` of workspace T1, about `threadOwner`'s thread. */
+function callFor(party: string | undefined, threadOwner?: string): CallFor {
+  return {
+    ...(party === undefined ? {} : { party }),
+    workspace: "T1",
+    ...(threadOwner === undefined ? {} : { threadOwner }),
+  };
+}
+
+/**
+ * Identities over a vault holding `linked` (user → token) in workspace T1, recording what it
+ * was told.
+ */
 function identities(mode: IdentityMode, linked: Record<string, string>) {
   const told: string[] = [];
   const source = new Identities({
     mode,
-    vault: { tokenOf: ({ user }) => linked[user], unlink: () => true },
+    vault: {
+      tokenOf: ({ team, user }) => (team === "T1" ? linked[user] : undefined),
+      unlink: () => true,
+    },
     sharedToken: "shared-token",
-    workspace: async () => "T1",
     onUnusable: (owner, reason) => told.push(`${owner.user} ${reason}`),
     onNotOwner: (asker, reason, threadOwner) =>
       told.push(`${asker.user} ${reason} of ${threadOwner}`),
@@ -101,15 +130,16 @@ describe("the credential of each request", () => {
   it("sends a thread's requests as its owner, and nothing for anyone else", async () => {
     const { source, told } = identities("either", { [ALICE]: "alice-token" });
     // Opening a thread (no owner yet): the asker's own token, or the shared one.
-    expect(await source.resolve(ALICE, REQUEST)).toMatchObject({ identity: ALICE });
-    expect(await source.resolve(BOB, REQUEST)).toMatchObject({ identity: "shared" });
+    expect(await source.resolve(callFor(ALICE), REQUEST)).toMatchObject({ identity: ALICE });
+    expect(await source.resolve(callFor(BOB), REQUEST)).toMatchObject({ identity: "shared" });
     // Alice's thread: hers only.
-    expect(await source.resolve(ALICE, REQUEST, ALICE)).toEqual({
+    expect(await source.resolve(callFor(ALICE, ALICE), REQUEST)).toEqual({
       identity: ALICE,
       token: "alice-token",
       personal: true,
+      workspace: "T1",
     });
-    const refused = await Promise.resolve(source.resolve(BOB, REQUEST, ALICE)).catch((e) => e);
+    const refused = thrownBy(() => source.resolve(callFor(BOB, ALICE), REQUEST));
     expect(refused).toBeInstanceOf(ThreadOwnerError);
     expect(refused).toMatchObject({
       kind: "authentication",
@@ -118,14 +148,18 @@ describe("the credential of each request", () => {
       path: REQUEST.path,
     });
     // A thread opened with the shared token: continued with it, linked or not.
-    expect(await source.resolve(ALICE, REQUEST, "shared")).toMatchObject({ identity: "shared" });
-    expect(await source.resolve(BOB, REQUEST, "shared")).toMatchObject({ identity: "shared" });
+    expect(await source.resolve(callFor(ALICE, "shared"), REQUEST)).toMatchObject({
+      identity: "shared",
+    });
+    expect(await source.resolve(callFor(BOB, "shared"), REQUEST)).toMatchObject({
+      identity: "shared",
+    });
     expect(told).toEqual([`${BOB} another_person of ${ALICE}`]);
   });
 
   it("in either mode, does not continue the owner's thread with another token once unlinked", async () => {
     const { source, told } = identities("either", {});
-    await expect(source.resolve(ALICE, REQUEST, ALICE)).rejects.toMatchObject({
+    expect(thrownBy(() => source.resolve(callFor(ALICE, ALICE), REQUEST))).toMatchObject({
       reason: "owner_unlinked",
       threadOwner: ALICE,
     });
@@ -134,8 +168,8 @@ describe("the credential of each request", () => {
 
   it("in personal mode, asks an unlinked owner to link and never sends the shared token", async () => {
     const { source, told } = identities("personal", { [BOB]: "bob-token" });
-    await expect(source.resolve(ALICE, REQUEST, ALICE)).rejects.toBeInstanceOf(PersonalTokenError);
-    await expect(source.resolve(BOB, REQUEST, "shared")).rejects.toMatchObject({
+    expect(() => source.resolve(callFor(ALICE, ALICE), REQUEST)).toThrow(PersonalTokenError);
+    expect(thrownBy(() => source.resolve(callFor(BOB, "shared"), REQUEST))).toMatchObject({
       reason: "shared_unused",
     });
     expect(told).toEqual([`${ALICE} not_linked`, `${BOB} shared_unused of shared`]);
@@ -143,14 +177,32 @@ describe("the credential of each request", () => {
 
   it("in shared mode, sends everything with the shared token", async () => {
     const { source, told } = identities("shared", { [ALICE]: "alice-token" });
-    expect(await source.resolve(BOB, REQUEST, ALICE)).toMatchObject({ identity: "shared" });
-    expect(await source.resolve(ALICE, REQUEST, ALICE)).toMatchObject({ identity: "shared" });
+    expect(await source.resolve(callFor(BOB, ALICE), REQUEST)).toMatchObject({
+      identity: "shared",
+    });
+    expect(await source.resolve(callFor(ALICE, ALICE), REQUEST)).toMatchObject({
+      identity: "shared",
+    });
     expect(told).toEqual([]);
+  });
+
+  it("sends a person's own token only for their workspace's requests", async () => {
+    const { source, told } = identities("personal", { [ALICE]: "alice-token" });
+    const elsewhere = { party: ALICE, workspace: "T2" };
+    expect(await source.resolve(callFor(ALICE), REQUEST)).toMatchObject({ identity: ALICE });
+    expect(() => source.resolve(elsewhere, REQUEST)).toThrow(PersonalTokenError);
+    expect(told).toEqual([`${ALICE} not_linked`]);
+    // Nor for a request that names no workspace.
+    expect(() => source.resolve({ party: ALICE }, REQUEST)).toThrow(PersonalTokenError);
+    expect(source.mustLink({ team: "T1", user: ALICE })).toBe(false);
+    expect(source.mustLink({ team: "T2", user: ALICE })).toBe(true);
   });
 
   it("sends the bot's own calls (no person) with the shared token", async () => {
     const { source } = identities("personal", {});
-    expect(await source.resolve(undefined, REQUEST, ALICE)).toMatchObject({ identity: "shared" });
+    expect(await source.resolve(callFor(undefined, ALICE), REQUEST)).toMatchObject({
+      identity: "shared",
+    });
   });
 });
 

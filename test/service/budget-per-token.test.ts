@@ -35,7 +35,7 @@ describe("the service budget per token", () => {
       budget: new ServiceBudget(LIMITS),
       maxRetries: 0,
       credentials: {
-        resolve: (party) => ({
+        resolve: ({ party }) => ({
           identity: party ?? "shared",
           token: TOKENS[party ?? ""] ?? "shared-token",
           personal: party !== undefined,
