@@ -61,10 +61,11 @@ export interface BenchOptions {
    */
   databaseUrl: string | undefined;
   /**
-   * With replicas, a single replica's results (a latest.json) to compare with, when the
-   * file exists. Default bench/results/latest.json.
+   * On PostgreSQL, single replicas' results to compare with, each when its file exists.
+   * Default: one replica on PostgreSQL (POSTGRES_OUT: the same database, so the difference
+   * is what the replicas cost), then on SQLite (bench/results/latest.json).
    */
-  compareWith: string;
+  compareWith: string[];
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -86,11 +87,13 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   replicas: 1,
   postgres: false,
   databaseUrl: undefined,
-  compareWith: "bench/results/latest.json",
+  compareWith: [],
 };
 
-/** Where the results go by default on PostgreSQL: next to one replica's on SQLite, not over them. */
+/** Where replicas' results go by default: next to one replica's, not over them. */
 export const REPLICAS_OUT = "bench/results/latest-replicas.json";
+/** Where one replica's results on PostgreSQL (--postgres) go by default. */
+export const POSTGRES_OUT = "bench/results/latest-postgres.json";
 
 export class ArgsError extends Error {
   constructor(message: string) {
@@ -104,12 +107,13 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   [--run-starts-per-minute 600] [--users 50] [--arrivals-per-second 50] [--sample-ms 100]
   [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]
   [--replicas 1] [--postgres] [--database-url postgres://…]
-  [--compare-with bench/results/latest.json]
+  [--compare-with bench/results/latest-postgres.json]
   --replicas n runs n copies of the bot on one PostgreSQL database (--database-url, else
   DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); --postgres runs
-  one copy there too. The results then go to bench/results/latest-replicas.json unless --out
-  says otherwise, and are compared with a single replica's on SQLite in --compare-with when
-  that file exists.`;
+  one copy there. The results go to bench/results/latest-replicas.json (latest-postgres.json
+  for one copy) unless --out says otherwise, and are compared with one replica's: on
+  PostgreSQL (latest-postgres.json), then on SQLite (latest.json), each when its file exists,
+  or with the one --compare-with names.`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -171,7 +175,7 @@ export function parseArgs(
       options.replicas = count;
     } else if (flag === "--postgres") options.postgres = true;
     else if (flag === "--database-url") options.databaseUrl = next();
-    else if (flag === "--compare-with") options.compareWith = next();
+    else if (flag === "--compare-with") options.compareWith = [next()];
     else if (flag === "--runtime") {
       const runtime = next();
       if (runtime !== "compiled" && runtime !== "tsx") {
@@ -189,7 +193,13 @@ export function parseArgs(
     throw new ArgsError("--database-url (or DATABASE_URL, TEST_DATABASE_URL) must be postgres://…");
   }
   if (options.replicas > 1) options.postgres = true;
-  if (options.postgres && !outGiven) options.out = REPLICAS_OUT;
+  if (options.postgres && !outGiven) {
+    options.out = options.replicas > 1 ? REPLICAS_OUT : POSTGRES_OUT;
+  }
+  if (options.postgres && options.compareWith.length === 0) {
+    const single = [DEFAULT_OPTIONS.out];
+    options.compareWith = options.replicas > 1 ? [POSTGRES_OUT, ...single] : single;
+  }
   const reps = options.reps;
   if (reps !== undefined && reps.length !== 1 && reps.length !== options.n.length) {
     throw new ArgsError("--reps takes one number, or one per entry of --n");

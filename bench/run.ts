@@ -114,28 +114,35 @@ async function measure(
   process.stdout.write(`Results written to ${options.out}\n`);
 }
 
-/** Prints each replica's share and, when a single replica's results exist, the comparison. */
+/** Prints each replica's share and its figures beside each single replica's results found. */
 function replicaReport(options: BenchOptions, rows: Row[]) {
   process.stdout.write(`\nEach replica (a/b/…):\n${formatReplicaTable(rows)}\n`);
-  if (!existsSync(options.compareWith)) {
-    process.stdout.write(
-      `\nNo single-replica results at ${options.compareWith} to compare with.\n`,
-    );
+  return options.compareWith.flatMap((file) => {
+    const compared = compareWithFile(file, options, rows);
+    return compared ? [compared] : [];
+  });
+}
+
+/** The figures beside one replica's in `file`, printed; undefined when it has none. */
+function compareWithFile(file: string, options: BenchOptions, rows: Row[]) {
+  if (!existsSync(file)) {
+    process.stdout.write(`\nNo single-replica results at ${file} to compare with.\n`);
     return undefined;
   }
-  const single = JSON.parse(readFileSync(options.compareWith, "utf8")) as {
+  const single = JSON.parse(readFileSync(file, "utf8")) as {
     rows?: Row[];
-    options?: { replicas?: number };
+    options?: { replicas?: number; postgres?: boolean };
   };
   if ((single.options?.replicas ?? 1) !== 1 || !single.rows) {
-    process.stdout.write(`\n${options.compareWith} is not a single replica's run.\n`);
+    process.stdout.write(`\n${file} is not a single replica's run.\n`);
     return undefined;
   }
-  const list = compareRows(single.rows, rows);
+  const database = single.options?.postgres ? "PostgreSQL" : "SQLite";
+  const figures = compareRows(single.rows, rows);
   process.stdout.write(
-    `\nAgainst one replica (${options.compareWith}):\n${formatComparison(list, options.replicas)}\n`,
+    `\nAgainst one replica on ${database} (${file}):\n${formatComparison(figures, options.replicas)}\n`,
   );
-  return list;
+  return { file, database, figures };
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,6 @@
 /** The bench with --replicas: its arguments, the replicas' figures summed up, the comparison. */
 import { describe, expect, it } from "vitest";
-import { ArgsError, parseArgs, REPLICAS_OUT } from "../../bench/args.js";
+import { ArgsError, POSTGRES_OUT, parseArgs, REPLICAS_OUT } from "../../bench/args.js";
 import { fleetFigures, replicaFigures } from "../../bench/replica-metrics.js";
 import { compareRows } from "../../bench/replica-tables.js";
 import { aggregate } from "../../bench/report.js";
@@ -30,8 +30,17 @@ describe("bench --replicas", () => {
     expect(parseArgs(["--postgres"], env)).toMatchObject({
       replicas: 1,
       postgres: true,
-      out: REPLICAS_OUT,
+      out: POSTGRES_OUT,
+      compareWith: ["bench/results/latest.json"],
     });
+    // Replicas are compared with one replica on the same database first, then on SQLite.
+    expect(parseArgs(["--replicas", "3"], env).compareWith).toEqual([
+      POSTGRES_OUT,
+      "bench/results/latest.json",
+    ]);
+    expect(parseArgs(["--replicas", "3", "--compare-with", "a.json"], env).compareWith).toEqual([
+      "a.json",
+    ]);
     const both = { ...env, DATABASE_URL: "postgres://d@127.0.0.1/p" };
     expect(parseArgs(["--replicas=2"], both).databaseUrl).toBe("postgres://d@127.0.0.1/p");
     expect(
