@@ -89,9 +89,11 @@ export class Bridge {
   accept(inbound: Inbound): AcceptResult {
     const { conversations, turns } = this.deps;
     const key = { team: inbound.team, channel: inbound.channel, threadTs: inbound.threadTs };
-    const found = conversations.find(key);
+    const asked = inbound.mentioned || inbound.isDirect;
+    // A question that starts its thread has no conversation yet (a redelivery's, ensure finds).
+    const found = asked && inbound.ts === inbound.threadTs ? undefined : conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
-    if (!found && !inbound.mentioned && !inbound.isDirect) return "ignored";
+    if (!found && !asked) return "ignored";
     const conversation = found ?? conversations.ensure(key, this.deps.assistantFor(inbound));
     const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
     const overLimit = turns.unfinishedCountBy(inbound.team, inbound.user) >= limit;
