@@ -63,7 +63,8 @@ export interface BenchOptions {
   /**
    * On PostgreSQL, single replicas' results to compare with, each when its file exists.
    * Default: one replica on PostgreSQL (POSTGRES_OUT: the same database, so the difference
-   * is what the replicas cost), then on SQLite (bench/results/latest.json).
+   * is what the replicas cost), then on SQLite (bench/results/latest.json); or those named
+   * by --compare-with, which may be repeated.
    */
   compareWith: string[];
 }
@@ -113,7 +114,7 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   one copy there. The results go to bench/results/latest-replicas.json (latest-postgres.json
   for one copy) unless --out says otherwise, and are compared with one replica's: on
   PostgreSQL (latest-postgres.json), then on SQLite (latest.json), each when its file exists,
-  or with the one --compare-with names.`;
+  or with those --compare-with names (the flag may be repeated).`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -149,7 +150,7 @@ export function parseArgs(
   argv: readonly string[],
   env: Record<string, string | undefined> = {},
 ): BenchOptions {
-  const options: BenchOptions = { ...DEFAULT_OPTIONS };
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, compareWith: [] };
   let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -175,7 +176,7 @@ export function parseArgs(
       options.replicas = count;
     } else if (flag === "--postgres") options.postgres = true;
     else if (flag === "--database-url") options.databaseUrl = next();
-    else if (flag === "--compare-with") options.compareWith = [next()];
+    else if (flag === "--compare-with") options.compareWith.push(next());
     else if (flag === "--runtime") {
       const runtime = next();
       if (runtime !== "compiled" && runtime !== "tsx") {

@@ -38,9 +38,8 @@ describe("bench --replicas", () => {
       POSTGRES_OUT,
       "bench/results/latest.json",
     ]);
-    expect(parseArgs(["--replicas", "3", "--compare-with", "a.json"], env).compareWith).toEqual([
-      "a.json",
-    ]);
+    const named = ["--replicas", "3", "--compare-with", "a.json", "--compare-with", "b.json"];
+    expect(parseArgs(named, env).compareWith).toEqual(["a.json", "b.json"]);
     const both = { ...env, DATABASE_URL: "postgres://d@127.0.0.1/p" };
     expect(parseArgs(["--replicas=2"], both).databaseUrl).toBe("postgres://d@127.0.0.1/p");
     expect(
