@@ -5,9 +5,9 @@
  * machine's disk for scale. Prints the median and p99 ms of:
  *
  * - a round trip: `ping()`, one `SELECT 1`;
- * - a turn transition: one `TurnStore` event (BEGIN, the turn's row FOR UPDATE, the UPDATE,
- *   COMMIT: four round trips), each of the seven a turn goes through from composed to
- *   finished;
+ * - a turn transition: one `TurnStore` event (one conditional UPDATE from the version this
+ *   process last wrote: one round trip), each of the seven a turn goes through from composed
+ *   to finished;
  * - a conversation lookup: `conversations.find` of a thread, among as many as there are turns.
  *
  * It works in a schema of its own, dropped at the end; nothing else in the database is read.
