@@ -22,6 +22,12 @@ export interface Allowance {
    * one process the scheduler keeps the pause itself.
    */
   pauseUntil?(until: number): void;
+  /**
+   * No call of this process waits for it now (its last one went elsewhere or away): a shared
+   * allowance stops holding other replicas' calls back for it. Cheap to call when nothing
+   * changed.
+   */
+  withdraw?(): void;
 }
 
 /** A waiting call's place in its process's queue for a budget (Lane.rank). */

@@ -225,7 +225,10 @@ export class CallScheduler {
     for (;;) {
       if (now < share.pausedUntil) return share.pausedUntil;
       const { best, place, nextReady } = this.first(share, now);
-      if (!best) return nextReady;
+      if (!best) {
+        share.bucket.withdraw?.();
+        return nextReady;
+      }
       if (!share.bucket.tryTake(now, place)) return share.bucket.readyAt(now);
       // A lane's own pace kept in a shared database may have been spent by another replica
       // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).

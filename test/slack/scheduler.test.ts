@@ -1,6 +1,7 @@
 import { WebAPIHTTPError, WebAPIRateLimitedError } from "@slack/web-api";
 import { describe, expect, it } from "vitest";
 import type { CallFailure } from "../../src/slack/call-failure.js";
+import { localAllowances } from "../../src/slack/local-allowances.js";
 import { CallScheduler, type Lane, type MethodBudget } from "../../src/slack/scheduler.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -245,6 +246,39 @@ describe("CallScheduler", () => {
     expect(limitedStart.calls).toHaveLength(1);
     expect(scheduler.waitFor("T1", "chat.startStream")).toBe(30_000);
     expect(() => scheduler.waitFor("T1", "chat.nothing")).toThrow();
+  });
+
+  it("withdraws from a budget it has no call ready for, so that other replicas' calls go", async () => {
+    const clock = new ManualClock();
+    const withdrawn: string[] = [];
+    const scheduler = new CallScheduler({
+      clock,
+      allowances: (scope, rules) => {
+        const local = localAllowances(scope, rules);
+        return {
+          readyAt: (now, ahead) => local.readyAt(now, ahead),
+          tryTake: (now, place) => local.tryTake(now, place),
+          withdraw: () => withdrawn.push(scope.method),
+        };
+      },
+    });
+    const lanes = scheduler.register<TestLane>("chat.update", { perMinute: 60, burst: 1 });
+    const lane = lanes.get("T1", "m", () => new TestLane(clock));
+    lane.give("a");
+    lanes.wake("T1");
+    await clock.advance(0);
+    expect(lane.calls).toHaveLength(1);
+    // Sent: nothing of this process waits for the budget any more.
+    expect(withdrawn).toContain("chat.update");
+    withdrawn.length = 0;
+    lane.give("b");
+    lanes.wake("T1");
+    await clock.advance(0);
+    // Waiting for its token: still in line.
+    expect(withdrawn).toEqual([]);
+    await clock.advance(1_000);
+    expect(lane.calls.map((c) => c.payload)).toEqual(["a", "b"]);
+    scheduler.close();
   });
 
   it("refuses a second policy for a method and an impossible budget", () => {

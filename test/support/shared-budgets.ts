@@ -17,6 +17,7 @@ export interface Replica {
   budgets: SharedBudgets;
 }
 
+export function replicas(count: 3, options?: SharedBudgetOptions): [Replica, Replica, Replica];
 export function replicas(count: 2, options?: SharedBudgetOptions): [Replica, Replica];
 export function replicas(count: 1, options?: SharedBudgetOptions): [Replica];
 export function replicas(count: number, options: SharedBudgetOptions = {}): Replica[] {

@@ -126,6 +126,34 @@ describe("a bucket shared in PostgreSQL, with calls waiting in two replicas", ()
     expect(mine.tryTake(T0 + 5_000, only(900))).toBe(true);
   });
 
+  /** A and B wait behind a token C took at T0: B's call (rank 200) before A's (900). */
+  const behindB = () => {
+    const [a, b, c] = replicas(3);
+    const [mine, theirs, third] = [a, b, c].map((r) => r.budgets.allowances(SCOPE, rules));
+    expect(third?.tryTake(T0)).toBe(true);
+    expect(theirs?.tryTake(T0 + 100, only(200))).toBe(false);
+    expect(mine?.tryTake(T0 + 200, only(900))).toBe(false);
+    return { mine: mine as Allowance, theirs: theirs as Allowance, b };
+  };
+
+  it("still hands the token to the other replica's call while it waits", () => {
+    const { mine, theirs } = behindB();
+    // No token at T0 + 200 ms: A asks again when it comes, not after it.
+    expect(mine.readyAt(T0 + 200)).toBe(T0 + 1_000);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(false);
+    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
+    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
+    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(true);
+  });
+
+  it("lets a call go at its token once the other replica's waiting call went away", () => {
+    const { mine, theirs, b } = behindB();
+    // B's call went elsewhere (its text rode on the message's last call): B withdraws.
+    theirs.withdraw?.();
+    written(b);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+  });
+
   it("takes without a place as before, whoever waits", () => {
     const [mine, theirs] = oneBucketInTwoReplicas();
     expect(theirs.tryTake(T0, { rank: 1, next: 1 })).toBe(true);

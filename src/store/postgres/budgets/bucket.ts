@@ -3,7 +3,7 @@ import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../../../rate/
 import type { BudgetDb } from "./budget-db.js";
 import { EarliestTake, fresh } from "./earliest.js";
 import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
-import { firstInLine, queueUp, waiterParams } from "./waiters.js";
+import { firstInLine, queueUp, waiterParams, withdrawWaiter } from "./waiters.js";
 
 /** What the table says of one bucket at an instant. */
 interface Seen {
@@ -45,6 +45,8 @@ const WAITER_GRACE_MS = 1_000;
 export class PostgresBucket implements Allowance {
   private seen: Seen | undefined;
   private readonly earliest = new EarliestTake();
+  /** This replica's row in `budget_waiters` ranks a call (it may hold others back). */
+  private waiting = false;
 
   constructor(
     private readonly budgets: BudgetDb,
@@ -74,6 +76,7 @@ export class PostgresBucket implements Allowance {
       this.readyAt(now);
       return false;
     }
+    this.waiting = place !== undefined && (row.taken !== null ? place.next : place.rank) < Infinity;
     if (row.taken !== null) {
       // Taken: no pause holds at `now`, and the next take can go no earlier than this.
       this.seen = { now, arrival: row.taken, pausedUntil: Number.NEGATIVE_INFINITY };
@@ -83,11 +86,20 @@ export class PostgresBucket implements Allowance {
     this.budgets.refused();
     this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
     // Behind another replica's call: that one takes the token there is, this one the next.
-    const ahead = row.behind ? 1 : 0;
+    // With no token now, this one asks again when it comes: the other's call may be gone by
+    // then (a replica's row lasts a while after its last call).
+    const tokenNow = gcraReadyAt(this.seen.arrival, now, 0, this.rules) <= now;
+    const ahead = row.behind && tokenNow ? 1 : 0;
     this.earliest.learnt(
       Math.max(gcraReadyAt(this.seen.arrival, now, ahead, this.rules), row.paused_until),
     );
     return false;
+  }
+
+  withdraw(): void {
+    if (!this.waiting) return;
+    this.waiting = false;
+    withdrawWaiter(this.budgets.db, this.key, this.budgets.holder);
   }
 
   pauseUntil(until: number): void {

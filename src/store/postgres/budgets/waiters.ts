@@ -1,4 +1,5 @@
 import type { QueuePlace } from "../../../rate/allowance.js";
+import type { SyncPostgres } from "../sync-client.js";
 
 /*
  * Who waits for a shared bucket (`budget_waiters`): one row per key and replica, holding the
@@ -6,8 +7,9 @@ import type { QueuePlace } from "../../../rate/allowance.js";
  * through only when no other replica's live row ranks lower, so each token goes to the call
  * that waited longest in any replica, as it does within one. A replica's row is written by its
  * own takes, taken or not, in the same statement: after a take it holds the rank of the
- * replica's next waiting call (Infinity when none). A replica that dies waiting holds the
- * others back only until its row's `live_until`.
+ * replica's next waiting call (Infinity when none). A replica whose waiting calls went away
+ * without a take withdraws (its rank Infinity). A replica that dies waiting holds the others
+ * back only until its row's `live_until`.
  *
  * The statements that use these fragments name the key $1 and the instant $2, and pass
  * waiterParams at $n, $n+1, $n+2 and $n+3; the take itself is the CTE `taken`.
@@ -39,4 +41,12 @@ export function queueUp(n: number): string {
     WHERE $${n + 1}::float8 IS NOT NULL
     ON CONFLICT (key, holder) DO UPDATE
       SET rank = excluded.rank, live_until = excluded.live_until)`;
+}
+
+/** `holder` has no call waiting for `key` now: its row holds nobody back (posted). */
+export function withdrawWaiter(db: SyncPostgres, key: string, holder: string): void {
+  db.post("UPDATE budget_waiters SET rank = 'Infinity'::float8 WHERE key = $1 AND holder = $2", [
+    key,
+    holder,
+  ]);
 }
