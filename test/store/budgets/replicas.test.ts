@@ -118,15 +118,20 @@ function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, sh
   ] as const;
 }
 
+/** The chat.update calls of two sharing replicas streaming `inA` and `inB` messages for 5 minutes. */
+async function editsOverFiveMinutes(inA: number, inB: number) {
+  const clock = new ManualClock();
+  const slack = fakeSlack(clock);
+  const [a, b] = twoReplicas(clock, slack);
+  a.stream(inA);
+  b.stream(inB);
+  await clock.advance(5 * MINUTE);
+  return slack.calls.filter((c) => c.method === "chat.update");
+}
+
 describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   it("together stay within one workspace's chat.update budget, each getting a share", async () => {
-    const clock = new ManualClock();
-    const slack = fakeSlack(clock);
-    const [a, b] = twoReplicas(clock, slack);
-    a.stream(10);
-    b.stream(10);
-    await clock.advance(5 * MINUTE);
-    const edits = slack.calls.filter((c) => c.method === "chat.update");
+    const edits = await editsOverFiveMinutes(10, 10);
     expect(busiestWindow(edits)).toBeLessThanOrEqual(44);
     // The budget is used, not starved: 4 at once, then 40 a minute.
     expect(edits.length).toBeGreaterThanOrEqual(4 + 5 * 40 - 1);
@@ -136,13 +141,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   });
 
   it("hand the budget to the messages edited longest ago in either, however few each has", async () => {
-    const clock = new ManualClock();
-    const slack = fakeSlack(clock);
-    const [a, b] = twoReplicas(clock, slack);
-    a.stream(1);
-    b.stream(9);
-    await clock.advance(5 * MINUTE);
-    const edits = slack.calls.filter((c) => c.method === "chat.update");
+    const edits = await editsOverFiveMinutes(1, 9);
     const counts = new Map<string, number>();
     for (const edit of edits) counts.set(edit.where, (counts.get(edit.where) ?? 0) + 1);
     const perMessage = [...counts.values()];
