@@ -49,7 +49,10 @@ export interface Comparison {
   diffPercent: number;
 }
 
-/** The figures a person sees and what they cost in Slack calls: the ones that must match. */
+/**
+ * The figures a person sees, how soon Slack is answered, and what they cost in Slack calls:
+ * the ones that must match.
+ */
 const COMPARED: [string, (r: Row) => number][] = [
   ["first text p50 ms", (r) => r.firstTextP50],
   ["first text p95 ms", (r) => r.firstTextP95],
@@ -60,6 +63,8 @@ const COMPARED: [string, (r: Row) => number][] = [
   ["Slack calls/answer", (r) => r.slackCallsPerAnswer],
   ["Slack calls (all)", (r) => r.slackCalls ?? Number.NaN],
   ["exact %", (r) => r.fidelity * 100],
+  ["ack p50 ms", (r) => r.ackP50],
+  ["ack p99 ms", (r) => r.ackP99],
 ];
 
 /** Every compared figure of each scenario run both ways (matched on N and channels). */

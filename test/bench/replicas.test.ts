@@ -76,9 +76,12 @@ describe("bench --replicas", () => {
   });
 
   it("compares each figure with one replica's row of the same scenario, in percent", () => {
-    const one = [aggregate([rep({ wallSeconds: 20, slackCalls: 100 })])];
+    const one = [aggregate([rep({ wallSeconds: 20, slackCalls: 100, ackP99: 24 })])];
     const many = [
-      aggregate([rep({ wallSeconds: 21, slackCalls: 100, replicas: 3 })]),
+      aggregate([
+        rep({ wallSeconds: 21, slackCalls: 100, replicas: 3, ackP99: 30 }),
+        rep({ wallSeconds: 21, slackCalls: 100, replicas: 3, ackP99: 36 }),
+      ]),
       aggregate([rep({ n: 50, wallSeconds: 99 })]),
     ];
     const list = compareRows(one, many);
@@ -91,6 +94,8 @@ describe("bench --replicas", () => {
       diffPercent: 5,
     });
     expect(list.find((c) => c.figure === "Slack calls (all)")?.diffPercent).toBe(0);
+    // Slack's acknowledgement is compared too, the worst repetition's p99 as a target reads it.
+    expect(list.find((c) => c.figure === "ack p99 ms")).toMatchObject({ one: 24, many: 36 });
     // N = 50 was not run with one replica: nothing to compare.
     expect(list.every((c) => c.n === 10)).toBe(true);
   });
