@@ -28,8 +28,9 @@ export interface CallOptions {
   threadOwner?: string;
   onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
   /**
-   * Called synchronously just before the request leaves (after its wait in the budget): what
-   * it records is kept before the service can act. If it throws, nothing is sent. `identity`
+   * Called synchronously just before the request is written to its connection (after its
+   * wait in the budget and its connection's opening): what it records is kept before the
+   * service can act. If it throws, nothing is sent. `identity`
    * is whom the request is sent as: "shared", or the person whose own token it carries.
    */
   onSend?: (sent: { identity: string }) => void;

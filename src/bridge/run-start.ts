@@ -23,8 +23,10 @@ export class RunStartUnknown extends Error {
 /**
  * The step that starts a turn's run on its posted message, at most once. The person's
  * settings for the channel are read when the start is sent (after any wait in the service
- * budget) and recorded with the attempt (`run_starting`) before a byte leaves; the run id
- * and the moment it started are recorded once the service answers.
+ * budget) and recorded with the attempt (`run_starting`) once the start has its connection,
+ * just before a byte is written: a process that dies while the connection opens leaves the
+ * turn `message_posted`, to be started by whoever resumes it. The run id and the moment it
+ * started are recorded once the service answers.
  *
  * Only a start that certainly started nothing (a 429, a connection never made) is sent
  * again, through the outage loop. A stop aborts the start while it waits in the budget, but
@@ -87,7 +89,7 @@ export class RunStart {
           signal: waits.signal,
           onQueued: (p) =>
             live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
-          // Just after the body above was built for this attempt, before a byte leaves.
+          // Once this attempt has its connection, just before its first byte is written.
           onSend: () => {
             waits.detach();
             try {

@@ -30,11 +30,13 @@ export interface CallOptions {
   /** Called while the call waits in the budget: first when it has to wait, then on changes. */
   onQueued?: (p: QueueInfo) => void;
   /**
-   * Called synchronously once the request is built and about to leave (after its wait in
-   * the budget, before each attempt), so that what the caller records of it is kept before
-   * any of it can reach the service. If it throws, nothing is sent and the call fails with a
-   * CanceledError whose `cause` is that error. `identity` names the credential it carries
-   * ("shared", or the person whose own token it is).
+   * Called synchronously once each attempt has its connection, just before its first byte
+   * is written (after its wait in the budget and any connection being opened), so that what
+   * the caller records of it is kept before any of it can reach the service, and a caller
+   * dying in between has almost never recorded a request that did not leave. A request
+   * aborted before then is not called for. If it throws, nothing is sent and the call fails
+   * with a CanceledError whose `cause` is that error. `identity` names the credential it
+   * carries ("shared", or the person whose own token it is).
    */
   onSend?: (sent: { identity: string }) => void;
 }

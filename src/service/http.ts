@@ -28,6 +28,7 @@ import {
   type ServiceResponse,
   type StreamCallOptions,
 } from "./http-request.js";
+import { NotWritten, writing } from "./on-write.js";
 import { mayRetry, type RetryTiming, retryDelayMs } from "./retry-policy.js";
 
 /**
@@ -269,7 +270,7 @@ export class ServiceHttp {
     }
   }
 
-  #dispatch(
+  async #dispatch(
     req: ServiceRequest,
     opts: CallOptions,
     signal: AbortSignal,
@@ -286,21 +287,25 @@ export class ServiceHttp {
       body = JSON.stringify(value);
     }
     const query = req.query ? new URLSearchParams(req.query).toString() : "";
+    const { onSend } = opts;
+    const dispatcher = onSend
+      ? writing(this.#dispatcher, () => onSend({ identity: credential.identity }))
+      : this.#dispatcher;
     try {
-      opts.onSend?.({ identity: credential.identity });
-    } catch (cause) {
-      throw new CanceledError("not sent: the caller refused", requestInfo(req), cause);
+      return await dispatcher.request({
+        origin: this.#origin,
+        path: `${this.#basePath}${req.path}${query ? `?${query}` : ""}`,
+        method: req.method,
+        headers,
+        body: body ?? null,
+        signal,
+        headersTimeout: this.#headersTimeoutMs,
+        bodyTimeout,
+      });
+    } catch (error) {
+      if (!(error instanceof NotWritten)) throw error;
+      throw new CanceledError("not sent: the caller refused", requestInfo(req), error.cause);
     }
-    return this.#dispatcher.request({
-      origin: this.#origin,
-      path: `${this.#basePath}${req.path}${query ? `?${query}` : ""}`,
-      method: req.method,
-      headers,
-      body: body ?? null,
-      signal,
-      headersTimeout: this.#headersTimeoutMs,
-      bodyTimeout,
-    });
   }
 
   async #throwForStatus(req: ServiceRequest, res: Dispatcher.ResponseData): Promise<never> {

@@ -190,11 +190,6 @@ describe("three replicas on one PostgreSQL database", () => {
     const bots = await Promise.all([launch(url), launch(url), launch(url)]);
     const roots = await askAll(bots, true);
 
-    expect(sim.control.counts()).toEqual({
-      threads: THREADS,
-      messages: THREADS * PER_THREAD,
-      runs: THREADS * PER_THREAD,
-    });
     for (const [thread, root] of roots.entries()) {
       const channel = `C0REPL${thread % CHANNELS}`;
       const serviceThread = serviceThreadOf(thread);
@@ -206,24 +201,29 @@ describe("three replicas on one PostgreSQL database", () => {
           (_, i) => `Thread ${thread}, question ${i}: what comes next?`,
         ),
       );
-      // ... and each reply, in the same order, ends with its run's exact text; unless the
-      // replica died between sending the run's start and learning its id (nobody ever read
-      // that run): the interface cannot find a thread's runs, so that turn says it may not
-      // have started rather than start a second run.
-      const runs = sim.control
-        .runs()
-        .filter((r) => r.threadId === serviceThread)
-        .sort(
-          (a, b) => order(questions, a.triggerMessageId) - order(questions, b.triggerMessageId),
-        );
+      // ... and each has one reply, in the same order, ending with its run's exact text;
+      // unless the replica died between sending the run's start and learning its id (nobody
+      // ever read that run): the interface cannot find a thread's runs, so that turn says it
+      // may not have started rather than start a second run.
       const transcript = slack.threadTranscript(channel, root);
       expect(transcript).toHaveLength(PER_THREAD);
-      for (const [i, run] of runs.entries()) {
-        expect(run.status).toBe("completed");
-        if (transcript[i]?.includes(START_UNCONFIRMED) && neverRead(run.id)) continue;
-        expect(transcript[i]).toContain(run.output?.[0]?.text ?? "missing");
+      for (const [i, question] of questions.entries()) {
+        const run = sim.control.runs().find((r) => r.triggerMessageId === question.id);
+        const reply = transcript[i] ?? "";
+        if (run && reply.includes(START_UNCONFIRMED) && neverRead(run.id)) continue;
+        expect({ thread, question: i, status: run?.status, reply }).toEqual({
+          thread,
+          question: i,
+          status: "completed",
+          reply: expect.stringContaining(run?.output?.[0]?.text ?? "(no run was started)"),
+        });
       }
     }
+    expect(sim.control.counts()).toEqual({
+      threads: THREADS,
+      messages: THREADS * PER_THREAD,
+      runs: THREADS * PER_THREAD,
+    });
     // One message per answer, whichever replica wrote it, took it over, or saw a retry.
     expect(slack.callsTo("chat.postMessage").filter((c) => c.ok)).toHaveLength(
       THREADS * PER_THREAD,
@@ -285,8 +285,4 @@ function serviceThreadOf(thread: number): string {
 /** No request ever named the run: whoever started it never learnt its id. */
 function neverRead(runId: string): boolean {
   return !sim.control.requests.some((r) => r.path.includes(`/run/${runId}`));
-}
-
-function order(messages: { id: string }[], id: string): number {
-  return messages.findIndex((m) => m.id === id);
 }

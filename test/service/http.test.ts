@@ -1,3 +1,5 @@
+import { connect } from "node:net";
+import { Agent } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   AuthenticationError,
@@ -36,8 +38,11 @@ const RUN = { id: "r1", status: "queued" };
 
 let servers: LocalServer[] = [];
 let cores: ServiceHttp[] = [];
+/** Dispatchers given to cores, which do not close what they did not create. */
+const agents: Agent[] = [];
 afterEach(async () => {
   await Promise.all(cores.map((c) => c.close()));
+  await Promise.all(agents.splice(0).map((a) => a.close()));
   await Promise.all(servers.map((s) => s.close()));
   servers = [];
   cores = [];
@@ -182,6 +187,40 @@ describe("request basics", () => {
     const onSend = () => seen.push(`onSend after ${budget.takes.length} take`);
     await http.json({ ...POST_MESSAGE, body }, { onSend });
     expect(seen).toEqual(["body", "onSend after 1 take", "received"]);
+  });
+
+  it("calls onSend only once the connection is open, not while it is being opened", async () => {
+    const seen: string[] = [];
+    const server = await serve((_req, res) => {
+      seen.push("received");
+      sendJson(res, 200, RUN);
+    });
+    const opening = heldConnections();
+    const { http } = core(server.url, { dispatcher: opening.agent });
+    const pending = http.json(POST_MESSAGE, { onSend: () => seen.push("onSend") });
+    await opening.requested();
+    expect(seen).toEqual([]);
+    opening.open();
+    await expect(pending).resolves.toEqual(RUN);
+    expect(seen).toEqual(["onSend", "received"]);
+  });
+
+  it("never calls onSend for a request aborted while its connection was being opened", async () => {
+    const server = await serve((_req, res) => sendJson(res, 200, RUN));
+    const opening = heldConnections();
+    const { http } = core(server.url, { dispatcher: opening.agent });
+    const abort = new AbortController();
+    const sends: string[] = [];
+    const pending = http.json(POST_MESSAGE, {
+      signal: abort.signal,
+      onSend: () => sends.push("onSend"),
+    });
+    await opening.requested();
+    abort.abort();
+    opening.open();
+    await expect(pending).rejects.toBeInstanceOf(CanceledError);
+    expect(sends).toEqual([]);
+    expect(server.received).toHaveLength(0);
   });
 
   it("sends nothing when onSend throws, failing with CanceledError carrying its error", async () => {
@@ -481,3 +520,30 @@ describe("streams", () => {
     expect(server.received).toHaveLength(2);
   });
 });
+
+/**
+ * An undici Agent whose connections open only when told (`open()`): a request handed to it
+ * waits, as behind a slow connect, until then. `requested()` resolves once one is asked for.
+ */
+function heldConnections() {
+  const asked: (() => void)[] = [];
+  const agent = new Agent({
+    connect: (options, callback) => {
+      asked.push(() => {
+        const socket = connect({ host: options.hostname, port: Number(options.port) });
+        socket.once("connect", () => callback(null, socket));
+        socket.once("error", (error) => callback(error, null));
+      });
+    },
+  });
+  agents.push(agent);
+  return {
+    agent,
+    requested: async () => {
+      while (asked.length === 0) await new Promise((r) => setImmediate(r));
+    },
+    open: () => {
+      for (const go of asked.splice(0)) go();
+    },
+  };
+}
