@@ -54,6 +54,8 @@ export interface RepFigures {
   replicas?: number;
   /** Every Slack call (reads included), all replicas together. */
   slackCalls?: number;
+  /** The same by method; a row: each method's median over the repetitions. */
+  slackCallsByMethod?: Record<string, number>;
   takeovers?: number;
   sharedBudgetWaits?: number;
   /** Each replica's figures (a row: those of its last repetition). */
@@ -97,6 +99,7 @@ export function repFigures(r: ScenarioResult): RepFigures {
     meanAnswerChars: mean(r.answerChars),
     replicas: r.replicas,
     slackCalls: r.slackCalls,
+    slackCallsByMethod: r.slackCallsByMethod,
     takeovers: r.takeovers,
     sharedBudgetWaits: r.sharedBudgetWaits,
     perReplica: r.perReplica,
@@ -153,6 +156,7 @@ export function aggregate(reps: readonly RepFigures[]): Row {
     meanAnswerChars: med((f) => f.meanAnswerChars),
     replicas: first.replicas ?? 1,
     slackCalls: med((f) => f.slackCalls ?? Number.NaN),
+    slackCallsByMethod: medianByMethod(reps),
     takeovers: worst((f) => f.takeovers ?? 0),
     sharedBudgetWaits: med((f) => f.sharedBudgetWaits ?? 0),
     ...lastPerReplica(reps),
@@ -163,6 +167,14 @@ export function aggregate(reps: readonly RepFigures[]): Row {
       wallSeconds: med((f) => f.floor.wallSeconds),
     },
   };
+}
+
+/** Each method's median number of calls, a repetition without it counting none. */
+function medianByMethod(reps: readonly RepFigures[]): Record<string, number> {
+  const methods = new Set(reps.flatMap((f) => Object.keys(f.slackCallsByMethod ?? {})));
+  return Object.fromEntries(
+    [...methods].sort().map((m) => [m, median(reps.map((f) => f.slackCallsByMethod?.[m] ?? 0))]),
+  );
 }
 
 function lastPerReplica(reps: readonly RepFigures[]): { perReplica?: ReplicaFigures[] } {

@@ -20,6 +20,19 @@ describe("bench report", () => {
     expect(row.floor.firstTextP95).toBe(5_000);
   });
 
+  it("keeps the Slack calls of each method, as their median over the repetitions", () => {
+    const row = aggregate([
+      rep({ slackCallsByMethod: { "chat.update": 90, "auth.test": 1 } }),
+      rep({ slackCallsByMethod: { "chat.update": 70, "chat.postMessage": 10 } }),
+      rep({ slackCallsByMethod: { "chat.update": 80, "chat.postMessage": 10, "auth.test": 3 } }),
+    ]);
+    expect(row.slackCallsByMethod).toEqual({
+      "auth.test": 1,
+      "chat.postMessage": 10,
+      "chat.update": 80,
+    });
+  });
+
   it("prints each figure beside its floor and the ratio, and the costs in a second table", () => {
     const text = formatTables([
       aggregate([
