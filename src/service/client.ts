@@ -93,10 +93,11 @@ export class ServiceClient {
     );
   }
 
-  /** Settings become top-level body fields, and only those that are set. */
   /**
-   * Starts a run. `body` may be a function: it is called when the start leaves the budget
-   * queue, so settings chosen while it waited are the ones sent.
+   * Starts a run; settings become top-level body fields, and only those that are set. `body`
+   * may be a function: it is called when the start leaves the budget queue, so settings
+   * chosen while it waited are the ones sent, and checked then. A fixed body is checked
+   * before anything waits.
    */
   async startRun(
     threadId: string,
@@ -105,10 +106,11 @@ export class ServiceClient {
   ): Promise<Run> {
     const path = `/v1/thread/${segment(threadId)}/runs`;
     const request = { method: "POST", path };
-    const build = () => runStartPayload(typeof body === "function" ? body() : body, request);
-    // Settings are checked before anything waits; the lazy body is checked again when sent.
-    build();
-    return this.#post(RunSchema, { path, kind: "run_start", body: build }, opts);
+    const payload =
+      typeof body === "function"
+        ? () => runStartPayload(body(), request)
+        : runStartPayload(body, request);
+    return this.#post(RunSchema, { path, kind: "run_start", body: payload }, opts);
   }
 
   async getRun(runId: string, opts?: CallOptions): Promise<Run> {

@@ -135,6 +135,19 @@ describe("runs", () => {
     ]);
   });
 
+  it("builds a lazy run-start body once, when it is sent", async () => {
+    const { client, control } = await setUp();
+    const { thread, message } = await threadWithMessage();
+    let builds = 0;
+    await client.startRun(thread.id, () => {
+      builds++;
+      return { triggerMessageId: message.id, maxSteps: 3 };
+    });
+    expect(builds).toBe(1);
+    const bodies = control.requests.filter((r) => r.path.endsWith("/runs")).map((r) => r.body);
+    expect(bodies).toEqual([{ triggerMessageId: message.id, maxSteps: 3 }]);
+  });
+
   it("starts a run, gets it, and reads the answer once it completed", async () => {
     const { client, control } = await setUp();
     control.enqueueAnswer({ chunks: ["Back", "off ", "is ", "waiting."] });
