@@ -259,6 +259,70 @@ describe("several workspaces", () => {
   });
 });
 
+describe("an Enterprise org installing the app once, org-wide", () => {
+  it("answers people in each of its workspaces with the org's token, until the org removes it", async () => {
+    await installWorkspace(h.botUrl, h.slack, {
+      enterpriseId: "E0ORG",
+      orgWide: true,
+      botUserId: "UORGBOT",
+      botId: "BORGBOT",
+    });
+    const org = h.slack.workspace("E0ORG");
+    const token = h.slack.botTokenOf("E0ORG") as string;
+    expect(databaseBytes(h.databasePath).includes(Buffer.from(token))).toBe(false);
+
+    const places = [
+      { team: "T0ORGA", channel: "C0ORGA", answer: "From the first workspace of the org." },
+      { team: "T0ORGB", channel: "C0ORGB", answer: "And from the second workspace of the org." },
+    ];
+    for (const { team, channel, answer } of places) {
+      h.sim.control.enqueueAnswer({ text: answer });
+      const asked = await askInOrg(org, team, channel, `what about ${team}?`);
+      expect(asked.status).toBe(200);
+      expect((await answered(org, channel, asked.ts)).join("\n")).toContain(answer);
+      // Each workspace of the org keys its own conversations and turns.
+      expect(h.bot.stores.turns.byMessage(team, channel, asked.ts)?.state).toBe("finished");
+    }
+    expect(h.serviceRequests("POST", /\/messages$/).map((r) => r.body)).toEqual([
+      { content: "what about T0ORGA?" },
+      { content: "what about T0ORGB?" },
+    ]);
+    // Every call carried the org's one token, whichever workspace it was about.
+    const inOrg = h.slack.calls.filter((c) =>
+      ["C0ORGA", "C0ORGB"].includes(String(c.args.channel)),
+    );
+    expect(inOrg.length).toBeGreaterThan(0);
+    expect(inOrg.every((c) => c.ok && c.team === "E0ORG")).toBe(true);
+
+    // The org removes the app: no workspace of it is answered any more.
+    expect((await h.post("event", h.slack.uninstall("E0ORG"))).status).toBe(200);
+    expect(h.bot.stores.installations.list()).toEqual([]);
+    const later = await askInOrg(org, "T0ORGB", "C0ORGB", "still there?");
+    expect(later.status).toBe(200);
+    expect(h.bot.stores.turns.byMessage("T0ORGB", "C0ORGB", later.ts)).toBeUndefined();
+    expect(h.serviceRequests("POST", /\/messages$/)).toHaveLength(2);
+    expect(h.logs.join("\n")).not.toContain(token);
+  });
+});
+
+/** A person of one workspace of an org mentions the org-wide bot there. */
+async function askInOrg(
+  org: FakeWorkspace,
+  team: string,
+  channel: string,
+  text: string,
+): Promise<{ ts: string; status: number }> {
+  const ts = nextTs();
+  const user = `U${team}PERSON`;
+  // A person of one of the org's workspaces, as users.info tells it (their team and their org).
+  org.seedUser({ id: user, name: user.toLowerCase(), team_id: team, enterprise_id: "E0ORG" });
+  const question = `<@${org.botUserId}> ${text}`;
+  org.seedMessage({ channel, ts, user, text: question });
+  const event = appMention({ channel, user, text: question, ts, team });
+  const response = await h.post("event", h.slack.envelope(org, event, team));
+  return { ts, status: response.status };
+}
+
 describe("people's own tokens in several workspaces", () => {
   it("keeps a person's token for the workspace they linked it in, and asks with it only there", async () => {
     await h.close();

@@ -274,10 +274,14 @@ export class FakeSlack {
     return this.envelope(ws, tokensRevoked({ bot: [ws.botUserId] }));
   }
 
-  /** An event as Slack wraps it for the installation in this workspace. */
-  envelope(ws: FakeWorkspace, event: Payload): Payload {
+  /**
+   * An event as Slack wraps it for the installation in this workspace. For an org-wide
+   * installation `inTeam` names the org's workspace the event happened in, which Slack gives
+   * as the envelope's `team_id` (the authorization names only the org); without it, the org.
+   */
+  envelope(ws: FakeWorkspace, event: Payload, inTeam?: string): Payload {
     return eventEnvelope(event, {
-      teamId: ws.orgWide ? (ws.enterpriseId ?? ws.teamId) : ws.teamId,
+      teamId: ws.orgWide ? (inTeam ?? ws.enterpriseId ?? ws.teamId) : ws.teamId,
       botUserId: ws.botUserId,
       ...(ws.enterpriseId === undefined ? {} : { enterpriseId: ws.enterpriseId }),
       enterpriseInstall: ws.orgWide,

@@ -225,6 +225,13 @@ describe("uninstalling", () => {
 
   it("wraps an org-wide installation's events for the org", async () => {
     fake.installCode({ enterpriseId: "E0ORG", orgWide: true, botUserId: "UORGBOT" });
+    const org = fake.workspace("E0ORG");
+    // An event in one of the org's workspaces names that workspace; the authorization, the org.
+    expect(fake.envelope(org, { type: "app_mention" }, "T0ORGA")).toMatchObject({
+      team_id: "T0ORGA",
+      enterprise_id: "E0ORG",
+      authorizations: [{ enterprise_id: "E0ORG", team_id: null, is_enterprise_install: true }],
+    });
     expect(fake.uninstall("E0ORG")).toMatchObject({
       authorizations: [{ enterprise_id: "E0ORG", team_id: null, is_enterprise_install: true }],
     });
