@@ -76,6 +76,7 @@ export class Bridge {
       { holder, ttlMs: leaseTtlMs, sweepMs, clock: deps.clock ?? systemClock, logger: deps.logger },
       {
         attend: (id) => this.attend(id),
+        recheck: (ids) => this.recheck(ids),
         lost: (id) => this.leave(id),
         takenOver: () => deps.onTakeover?.(),
       },
@@ -285,9 +286,24 @@ export class Bridge {
   /** Claims the conversation and schedules its unfinished turns not yet scheduled here. */
   private attend(conversationId: number): void {
     if (!this.accepting || !this.leases.claim(conversationId)) return;
-    const fresh = this.deps.turns
-      .unfinishedIn(conversationId)
-      .filter((turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id));
+    this.scheduleNew(this.deps.turns.unfinishedIn(conversationId));
+  }
+
+  /** Schedules the turns of conversations this process holds that are not scheduled here yet. */
+  private recheck(conversationIds: number[]): void {
+    if (!this.accepting) return;
+    const unfinished = this.deps.turns.unfinishedInAny(conversationIds);
+    for (const id of conversationIds) {
+      if (this.leases.holds(id))
+        this.scheduleNew(unfinished.filter((t) => t.conversationId === id));
+    }
+  }
+
+  /** One conversation's unfinished turns, in order: those not yet run or scheduled here. */
+  private scheduleNew(unfinished: Turn[]): void {
+    const fresh = unfinished.filter(
+      (turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id),
+    );
     for (const [i, turn] of fresh.entries()) this.schedule(turn, i < fresh.length - 1);
   }
 

@@ -14,11 +14,13 @@ export interface LeaseOptions {
 }
 
 export interface LeaseHooks {
-  /**
-   * A conversation nobody holds has unfinished turns, or one this process holds may have turns
-   * recorded by another replica: claim it and run what is new.
-   */
+  /** A conversation nobody holds has unfinished turns: claim it and run them. */
   attend(conversationId: number): void;
+  /**
+   * The conversations this process holds may have turns recorded by another replica: run what
+   * is new (one read for all of them).
+   */
+  recheck(conversationIds: number[]): void;
   /** The lease of a conversation this process held is gone: its turns must stop here. */
   lost(conversationId: number): void;
   /** A conversation was taken over from a replica whose lease had expired (metrics). */
@@ -98,7 +100,7 @@ export class ConversationLeases {
     for (const id of this.store.unattended(SWEEP_LIMIT)) {
       if (!this.held.has(id)) this.hooks.attend(id);
     }
-    for (const id of [...this.held]) this.hooks.attend(id);
+    if (this.held.size > 0) this.hooks.recheck([...this.held]);
   }
 
   private armRenew(): void {

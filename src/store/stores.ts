@@ -84,6 +84,11 @@ export interface TurnStore {
   unfinished(): Turn[];
   /** The unfinished turns of one conversation, in arrival order (its lease holder runs them). */
   unfinishedIn(conversationId: number): Turn[];
+  /**
+   * The unfinished turns of these conversations, one read for many: by conversation (its id,
+   * ascending), each conversation's in arrival order.
+   */
+  unfinishedInAny(conversationIds: readonly number[]): Turn[];
   /** A person's unfinished turns in one channel, oldest first. */
   activeFor(team: string, channel: string, user: string): Turn[];
   /** How many turns of this person are unfinished, in every channel of the workspace. */

@@ -146,6 +146,24 @@ describe("replicas sharing one database", () => {
     expect(a.replies.story(turnOf(c.stores, second)).at(-1)).toBe("finish:completed:The answer.");
   });
 
+  it("looks at every conversation it holds with one read per sweep, however many", async () => {
+    const c = cluster();
+    const [a, b] = [c.replica("A"), c.replica("B")];
+    const started = [];
+    for (let i = 0; i < 3; i++) started.push(await startHeld(c, a));
+    const later = started.map(({ first }) => followUp(first));
+    for (const q of later) b.bridge.accept(q);
+    const reads = countReads(c.stores);
+    await c.pass(SWEEP_MS, a);
+    for (const q of later) {
+      expect(a.replies.story(turnOf(c.stores, q))).toEqual(["open:queued(thread 1)"]);
+    }
+    expect(reads).toEqual({ unfinishedIn: 0, unfinishedInAny: 1 });
+    for (const { held } of started) held.release();
+    await a.bridge.idle();
+    expect(unfinished(c.stores)).toEqual([]);
+  });
+
   it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
     const c = cluster();
     const [a, b] = [c.replica("A"), c.replica("B")];
@@ -238,3 +256,20 @@ describe("a stop pressed in another replica", () => {
     expect(b.replies.story(turn)).toEqual([]);
   });
 });
+
+/** Counts the reads of conversations' unfinished turns made from now on. */
+function countReads(stores: Stores): { unfinishedIn: number; unfinishedInAny: number } {
+  const counts = { unfinishedIn: 0, unfinishedInAny: 0 };
+  const { turns } = stores;
+  const one = turns.unfinishedIn.bind(turns);
+  const many = turns.unfinishedInAny.bind(turns);
+  turns.unfinishedIn = (id) => {
+    counts.unfinishedIn++;
+    return one(id);
+  };
+  turns.unfinishedInAny = (ids) => {
+    counts.unfinishedInAny++;
+    return many(ids);
+  };
+  return counts;
+}

@@ -347,6 +347,16 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(turns.unfinishedIn(conversation).map((t) => t.id)).toEqual([second, third]);
     expect(turns.unfinishedIn(elsewhere.id)).toHaveLength(1);
     expect(turns.unfinishedIn(9_999)).toEqual([]);
+    // Several conversations in one read: by conversation, each in arrival order.
+    expect(turns.unfinishedInAny([elsewhere.id, 9_999, conversation]).map((t) => t.id)).toEqual([
+      second,
+      third,
+      turns.unfinishedIn(elsewhere.id)[0]?.id,
+    ]);
+    expect(turns.unfinishedInAny([elsewhere.id]).map((t) => t.conversationId)).toEqual([
+      elsewhere.id,
+    ]);
+    expect(turns.unfinishedInAny([])).toEqual([]);
   });
 
   it("leases a conversation to one holder at a time, renewed by its claims, until it expires", () => {

@@ -38,6 +38,13 @@ export class MemoryTurnStore extends TurnEvents implements TurnStore {
     return this.unfinished().filter((t) => t.conversationId === conversationId);
   }
 
+  unfinishedInAny(conversationIds: readonly number[]): Turn[] {
+    const wanted = new Set(conversationIds);
+    const mine = this.unfinished().filter((t) => wanted.has(t.conversationId));
+    // A stable sort: each conversation's turns stay in arrival order.
+    return mine.sort((a, b) => a.conversationId - b.conversationId);
+  }
+
   activeFor(team: string, channel: string, user: string): Turn[] {
     return this.unfinished().filter(
       (t) => t.team === team && t.channel === channel && t.user === user,

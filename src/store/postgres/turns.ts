@@ -75,6 +75,15 @@ export class PostgresTurnStore extends TurnEvents implements TurnStore {
     );
   }
 
+  unfinishedInAny(conversationIds: readonly number[]): Turn[] {
+    if (conversationIds.length === 0) return [];
+    return this.many(
+      `SELECT * FROM turns WHERE conversation_id = ANY($1::bigint[]) AND state <> 'finished'
+       ORDER BY conversation_id, created_at, seq`,
+      [[...conversationIds]],
+    );
+  }
+
   activeFor(team: string, channel: string, user: string): Turn[] {
     return this.many(
       `SELECT * FROM turns WHERE team = $1 AND channel = $2 AND "user" = $3

@@ -13,6 +13,7 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   private readonly byMessageStmt;
   private readonly unfinishedStmt;
   private readonly unfinishedInStmt;
+  private readonly unfinishedInAnyStmt;
   private readonly activeByUserStmt;
   private readonly countByUserStmt;
   private readonly messageIdsStmt;
@@ -45,6 +46,10 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
     this.unfinishedInStmt = db.prepare<[number], Row>(
       `SELECT * FROM turns WHERE conversation_id = ? AND state <> 'finished'
        ORDER BY created_at, rowid`,
+    );
+    this.unfinishedInAnyStmt = db.prepare<[string], Row>(
+      `SELECT * FROM turns WHERE conversation_id IN (SELECT value FROM json_each(?))
+       AND state <> 'finished' ORDER BY conversation_id, created_at, rowid`,
     );
     this.messageIdsStmt = db.prepare<[number], { id: string }>(
       `SELECT service_message_id AS id FROM turns
@@ -97,6 +102,11 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
 
   unfinishedIn(conversationId: number): Turn[] {
     return this.unfinishedInStmt.all(conversationId).map(toTurn);
+  }
+
+  unfinishedInAny(conversationIds: readonly number[]): Turn[] {
+    if (conversationIds.length === 0) return [];
+    return this.unfinishedInAnyStmt.all(JSON.stringify(conversationIds)).map(toTurn);
   }
 
   activeFor(team: string, channel: string, user: string): Turn[] {
