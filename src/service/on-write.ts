@@ -22,6 +22,8 @@ export function writing(dispatcher: Dispatcher, onWrite: () => void): Dispatcher
   });
 }
 
+type Handler = Required<Dispatcher.DispatchHandler>;
+
 class CallingOnWrite implements Dispatcher.DispatchHandler {
   #called = false;
 
@@ -42,23 +44,23 @@ class CallingOnWrite implements Dispatcher.DispatchHandler {
     }
   }
 
-  onRequestUpgrade(...args: Parameters<Required<Dispatcher.DispatchHandler>["onRequestUpgrade"]>) {
+  onRequestUpgrade(...args: Parameters<Handler["onRequestUpgrade"]>) {
     this.inner.onRequestUpgrade?.(...args);
   }
 
-  onResponseStart(...args: Parameters<Required<Dispatcher.DispatchHandler>["onResponseStart"]>) {
+  onResponseStart(...args: Parameters<Handler["onResponseStart"]>) {
     this.inner.onResponseStart?.(...args);
   }
 
-  onResponseData(...args: Parameters<Required<Dispatcher.DispatchHandler>["onResponseData"]>) {
+  onResponseData(...args: Parameters<Handler["onResponseData"]>) {
     this.inner.onResponseData?.(...args);
   }
 
-  onResponseEnd(...args: Parameters<Required<Dispatcher.DispatchHandler>["onResponseEnd"]>) {
+  onResponseEnd(...args: Parameters<Handler["onResponseEnd"]>) {
     this.inner.onResponseEnd?.(...args);
   }
 
-  onResponseError(...args: Parameters<Required<Dispatcher.DispatchHandler>["onResponseError"]>) {
+  onResponseError(...args: Parameters<Handler["onResponseError"]>) {
     this.inner.onResponseError?.(...args);
   }
 }
