@@ -8,7 +8,8 @@ import { fenceAfterLine, fenceOpenedBy, type OpenFence } from "./markdown-fences
  * A stream only grows, so nothing may be sent that a later cut would have to take back: a
  * message grows freely up to `softLimit`, then ends at the first line that ends outside a
  * code block, and a code block (or a single line) that would take it past `hardLimit` is cut
- * at a line inside it, closed there and reopened at the start of the next message. The final
+ * at a line inside it, closed there and reopened at the start of the next message. Past
+ * `softLimit` inside code, lines go whole, so that cut never splits a line already sent. The final
  * layout is not this one: the final edits split the complete answer (answer-split.ts).
  */
 
@@ -117,7 +118,8 @@ export function nextText(
   const softAt = part.start + Math.max(0, limits.softLimit - part.reopen.length);
   const hardAt = part.start + limits.hardLimit - CLOSE_ROOM - part.reopen.length;
   const reader = readerAt(part);
-  for (let line = part.start; line < end; ) {
+  let line = part.start;
+  while (line < end) {
     const nl = answer.indexOf("\n", line);
     if (nl === -1 || nl >= end || nl + 1 > hardAt) break;
     readLine(answer, line, nl, reader);
@@ -131,7 +133,12 @@ export function nextText(
       };
     }
   }
-  if (end <= hardAt) return { append: answer.slice(from, end), sent: end - part.start };
+  if (end <= hardAt) {
+    // Past the soft limit inside code, a line goes only once it is whole: the cut that the
+    // hard limit may force then falls between two lines, never inside one already sent.
+    const upTo = reader.open && line >= softAt && line >= from ? line : end;
+    return { append: answer.slice(from, upTo), sent: upTo - part.start };
+  }
   const at = forcedCut(answer, from, hardAt);
   const cut = cutAt(answer, at, fenceAt(answer, part, at));
   return {

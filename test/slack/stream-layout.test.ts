@@ -109,6 +109,25 @@ describe("nextText", () => {
     expect(undecorated.length).toBeGreaterThan(answer.length - 10);
   });
 
+  it("cuts a long code block between two of its lines, whatever size the appends came in", () => {
+    const limits = { softLimit: 200, hardLimit: 600 };
+    const lines = Array.from({ length: 120 }, (_, i) => `const value${i} = ${i};`);
+    const answer = `Intro.\n\n\`\`\`ts\n${lines.join("\n")}\n\`\`\`\n`;
+    for (let step = 1; step <= 40; step++) {
+      const { messages } = stream(answer, step, limits);
+      expect(messages.length).toBeGreaterThan(2);
+      for (const [i, message] of messages.entries()) {
+        // Every code line a message shows is whole: none is split over two messages.
+        const code = message.replace(/^```ts\n/, "").replace(/\n```$/, "");
+        const shown = code.split("\n").filter((l) => l.startsWith("const"));
+        for (const line of shown.slice(0, i === messages.length - 1 ? -1 : undefined)) {
+          expect(lines).toContain(line);
+        }
+        if (i > 0) expect(message.startsWith("```ts\nconst value")).toBe(true);
+      }
+    }
+  });
+
   it("never lets a message grow past the hard limit, even in one endless line", () => {
     const limits = { softLimit: 100, hardLimit: 400 };
     const answer = `${"word ".repeat(300)}`;
