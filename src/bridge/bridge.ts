@@ -60,6 +60,12 @@ export class Bridge {
   /** The turns this process holds, waiting or running, by id. */
   private readonly live = new Map<string, LiveTurn>();
   /**
+   * Per conversation, when the reply of the turn last scheduled stands in the thread: a turn
+   * queued behind it posts its placeholder only then, so that replies stand in the order of
+   * the questions, however long the first one waits for its first words.
+   */
+  private readonly lastShown = new Map<string, Promise<void>>();
+  /**
    * The conversation of each turn scheduled here until it is found finished: one still
    * unfinished once its queue has drained failed here, and is not run again until a restart.
    */
@@ -357,25 +363,35 @@ export class Bridge {
     this.ranHere.set(turn.id, turn.conversationId);
     const key = String(turn.conversationId);
     const ahead = this.queue.pending(key);
-    // Behind an earlier turn of its thread, a turn shows its placeholder now ("Queued — 1
-    // ahead") rather than when its turn comes, so the person sees at once it was heard.
+    const before = ahead > 0 ? this.lastShown.get(key) : undefined;
+    // Behind an earlier turn of its thread, a turn shows its placeholder ("Queued — 1 ahead")
+    // as soon as the earlier reply stands, not when its turn comes, so the person sees at once
+    // it was heard.
     if ((ahead > 0 || followed) && turn.replyParts.length === 0) {
       const phase =
         ahead > 0
           ? ({ kind: "queued", ahead, where: "thread" } as const)
           : ({ kind: turn.runId ? "working" : "starting" } as const);
-      live.reply.open(phase).catch((error: unknown) => {
-        this.deps.logger.warn(
-          { turn: turn.id, err: String(error) },
-          "could not post the placeholder",
-        );
-      });
+      const open = () =>
+        live.reply.open(phase).catch((error: unknown) => {
+          this.deps.logger.warn(
+            { turn: turn.id, err: String(error) },
+            "could not post the placeholder",
+          );
+        });
+      if (before) void before.then(open);
+      else void open();
     }
+    this.lastShown.set(key, live.reply.shown);
     void this.queue
       .add(key, () => this.deps.runner.run(live))
       .finally(() => {
+        live.reply.abandon();
         this.live.delete(turn.id);
-        if (this.queue.pending(key) === 0) this.guarded(() => this.drained(turn.conversationId));
+        if (this.queue.pending(key) === 0) {
+          this.lastShown.delete(key);
+          this.guarded(() => this.drained(turn.conversationId));
+        }
       });
   }
 

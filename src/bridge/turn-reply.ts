@@ -30,6 +30,9 @@ export class TurnReply {
   private opening: Promise<void> | undefined;
   /** The turn had a placeholder before this process made the reply (a restart). */
   private readonly resumed: boolean;
+  /** Settles once the reply stands in the thread (or can no longer come): see `shown`. */
+  readonly shown: Promise<void>;
+  private markShown: () => void = () => undefined;
 
   constructor(
     strategy: ReplyStrategy,
@@ -39,6 +42,10 @@ export class TurnReply {
   ) {
     this.notes = turn.notes;
     this.resumed = turn.replyParts.length > 0 || turn.replyPostsAttempted > 0;
+    this.shown = new Promise((resolve) => {
+      this.markShown = resolve;
+    });
+    if (this.resumed) this.markShown();
     this.renderer = strategy.render(
       {
         turnId: turn.id,
@@ -76,8 +83,14 @@ export class TurnReply {
       this.phase = phase;
       if (!this.resumed) this.displayed = phase.kind;
       this.opening = this.renderer.open(this.view());
+      void this.opening.then(this.markShown, this.markShown);
     }
     return this.opening;
+  }
+
+  /** The reply will never be shown by this process (the turn ended or was left): stop waiting on it. */
+  abandon(): void {
+    this.markShown();
   }
 
   /** Shows a new status above the text so far (`working` is skipped where it says nothing new). */
@@ -128,7 +141,11 @@ export class TurnReply {
     this.phase = phase;
     this.body = body;
     this.displayed = phase.kind;
-    await this.renderer.finish(this.view());
+    try {
+      await this.renderer.finish(this.view());
+    } finally {
+      this.markShown();
+    }
   }
 
   private view(): ReplyView {
