@@ -21,7 +21,7 @@ import type { Stores } from "./store/stores.js";
 import type { Turn } from "./store/turn.js";
 import { type Clock, systemClock } from "./time.js";
 import { wireCore } from "./wiring/core.js";
-import { wireInstallations } from "./wiring/installations.js";
+import { wireInstallations, wireInstallRule } from "./wiring/installations.js";
 import { registerListeners } from "./wiring/listeners.js";
 import { wirePeople } from "./wiring/people.js";
 import { wireService } from "./wiring/service.js";
@@ -91,6 +91,10 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       ...(config.slack.oauth as OAuthConfig),
       installationStore: installations.forBolt(),
       scopes: BOT_SCOPES,
+      // A refused installation's token is revoked with the app's own client (SLACK_API_URL).
+      callbacks: wireInstallRule(config.slack.oauth as OAuthConfig, logger, async (token) => {
+        await app.client.auth.revoke({ token });
+      }),
       port: config.port,
     },
     appToken,

@@ -1,8 +1,10 @@
 /**
  * The settings of many workspaces (contract: SLACK_CLIENT_ID, SLACK_CLIENT_SECRET,
  * SLACK_STATE_SECRET): with all three the app serves Slack's OAuth install flow and keeps an
- * installation per workspace; with none it runs on SLACK_BOT_TOKEN in one workspace. Read by
- * `config.ts` (the only reader of the environment), kept apart because it is one concept.
+ * installation per workspace; with none it runs on SLACK_BOT_TOKEN in one workspace. The
+ * install page is public, so ALLOWED_TEAM_IDS is then required: it says who may install.
+ * Read by `config.ts` (the only reader of the environment), kept apart because it is one
+ * concept.
  */
 
 /** The Slack app's OAuth credentials: the app may be installed in many workspaces. */
@@ -11,6 +13,11 @@ export interface OAuthConfig {
   clientSecret: string;
   /** Signs the install flow's `state` (against forged redirects). */
   stateSecret: string;
+  /**
+   * The workspace (`T…`) and Enterprise org (`E…`) ids that may install the app
+   * (ALLOWED_TEAM_IDS, required here): an install by anyone else is refused, its token never kept.
+   */
+  allowedTeamIds: readonly string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -35,9 +42,16 @@ export function wantsOAuth(env: Env): boolean {
 
 /**
  * The OAuth settings: all three variables or none (undefined). Many workspaces need
- * TOKEN_ENCRYPTION_KEY (`hasKey`): their bot tokens are kept only encrypted.
+ * TOKEN_ENCRYPTION_KEY (`hasKey`): their bot tokens are kept only encrypted; and
+ * ALLOWED_TEAM_IDS (`allowedTeamIds`, as config.ts read it): without a list of who may install,
+ * anyone who finds the install page could install the app and ask on the operator's service
+ * token.
  */
-export function readOAuthConfig(env: Env, hasKey: boolean): OAuthConfig | undefined {
+export function readOAuthConfig(
+  env: Env,
+  hasKey: boolean,
+  allowedTeamIds: readonly string[] | undefined,
+): OAuthConfig | undefined {
   const [clientId, clientSecret, stateSecret] = NAMES.map((name) => optional(env, name));
   const missing = NAMES.filter((name) => optional(env, name) === undefined);
   if (missing.length === NAMES.length) return undefined;
@@ -61,7 +75,12 @@ export function readOAuthConfig(env: Env, hasKey: boolean): OAuthConfig | undefi
       "SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET need TOKEN_ENCRYPTION_KEY: each workspace's bot token is kept only encrypted.",
     );
   }
-  return { clientId, clientSecret, stateSecret };
+  if (allowedTeamIds === undefined) {
+    throw new OAuthSettingError(
+      "ALLOWED_TEAM_IDS is required with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET: it names the workspaces (T…) and Enterprise orgs (E…) that may install the app; an install by any other is refused.",
+    );
+  }
+  return { clientId, clientSecret, stateSecret, allowedTeamIds };
 }
 
 /** "A", "A and B", "A, B and C". */

@@ -95,7 +95,7 @@ export interface Config {
     /**
      * Workspace (`T…`) and Enterprise org (`E…`) ids whose people are answered
      * (ALLOWED_TEAM_IDS); undefined: the workspace the bot is installed in, and its org when
-     * it has one (both from auth.test).
+     * it has one (both from auth.test). Always set with `slack.oauth`, whose installs it limits.
      */
     allowedTeamIds: readonly string[] | undefined;
     /** Whether guests (restricted and ultra-restricted accounts) are answered (ALLOW_GUESTS, default true). */
@@ -361,9 +361,13 @@ function suggestedPrompts(env: Env): SuggestedPrompts {
   throw new ConfigError(`SUGGESTED_PROMPTS is malformed: ${issues?.[0]?.message ?? SHAPE}.`);
 }
 
-function oauth(env: Env, people: PeopleConfig): OAuthConfig | undefined {
+function oauth(
+  env: Env,
+  people: PeopleConfig,
+  allowedTeamIds: readonly string[] | undefined,
+): OAuthConfig | undefined {
   try {
-    return readOAuthConfig(env, people.encryptionKey !== undefined);
+    return readOAuthConfig(env, people.encryptionKey !== undefined, allowedTeamIds);
   } catch (error) {
     if (error instanceof OAuthSettingError) throw new ConfigError(error.message);
     throw error;
@@ -447,7 +451,8 @@ export function loadConfig(env: Env = process.env): Config {
   const port = read(env, "PORT", positiveInt("PORT", 0, 65535), "3000");
   const assistantId = read(env, "ASSISTANT_ID", z.string().trim().min(1));
   const peopleConfig = people(env, assistantId);
-  const oauthConfig = oauth(env, peopleConfig);
+  const allowedTeamIds = teamIds(env);
+  const oauthConfig = oauth(env, peopleConfig, allowedTeamIds);
 
   return {
     slack: {
@@ -517,7 +522,7 @@ export function loadConfig(env: Env = process.env): Config {
       read(env, "RETENTION_DAYS", positiveInt("RETENTION_DAYS", 1, 3650), "30") * 86_400_000,
     logLevel,
     trust: {
-      allowedTeamIds: teamIds(env),
+      allowedTeamIds,
       allowGuests: flag(env, "ALLOW_GUESTS", true),
     },
     limits: {

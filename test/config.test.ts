@@ -279,6 +279,7 @@ describe("loadConfig: many workspaces (OAuth)", () => {
     SLACK_CLIENT_SECRET: "client-secret-0123",
     SLACK_STATE_SECRET: "state-secret-0123456789",
     TOKEN_ENCRYPTION_KEY: KEY,
+    ALLOWED_TEAM_IDS: "T0ONE,E0ORG",
   };
   const { SLACK_BOT_TOKEN: _token, ...withoutToken } = base;
 
@@ -288,7 +289,9 @@ describe("loadConfig: many workspaces (OAuth)", () => {
       clientId: "1111.2222",
       clientSecret: "client-secret-0123",
       stateSecret: "state-secret-0123456789",
+      allowedTeamIds: ["T0ONE", "E0ORG"],
     });
+    expect(config.trust.allowedTeamIds).toEqual(["T0ONE", "E0ORG"]);
     expect(config.slack.botToken).toBeUndefined();
     expect(loadConfig({ ...base, ...oauth }).slack.botToken).toBe("xoxb-1-secret");
     expect(loadConfig(base).slack.oauth).toBeUndefined();
@@ -325,6 +328,15 @@ describe("loadConfig: many workspaces (OAuth)", () => {
     [
       { SLACK_CLIENT_SECRET: "has a space" },
       "SLACK_CLIENT_SECRET is malformed: it must not contain spaces.",
+    ],
+    // The install page is public: who may install must be said, or anyone could.
+    [
+      { ALLOWED_TEAM_IDS: undefined },
+      "ALLOWED_TEAM_IDS is required with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET: it names the workspaces (T…) and Enterprise orgs (E…) that may install the app; an install by any other is refused.",
+    ],
+    [
+      { ALLOWED_TEAM_IDS: " , " },
+      "ALLOWED_TEAM_IDS is malformed: it names no id; give ids separated by commas.",
     ],
   ])("refuses %o with one sentence naming what is missing", (change, message) => {
     const env = { ...withoutToken, ...oauth, ...change } as Record<string, string | undefined>;

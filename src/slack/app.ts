@@ -10,6 +10,7 @@ import {
 } from "@slack/bolt";
 import type { WebClientOptions } from "@slack/web-api";
 import { isEventNotRecorded } from "./event-not-recorded.js";
+import type { InstallCallbacks } from "./install-rule.js";
 
 export type BoltApp = App;
 
@@ -22,6 +23,8 @@ export interface SlackInstallOptions {
   installationStore: BoltInstallationStore;
   /** The bot scopes asked for. */
   scopes: readonly string[];
+  /** Bolt's hooks around the code exchange: who may install (install-rule.ts). */
+  callbacks: InstallCallbacks;
   /** Socket Mode only: the port of the install pages' own server (PORT; 0: any free one). */
   port: number;
 }
@@ -91,6 +94,7 @@ function installerSettings(
       installPath: INSTALL_PATH,
       redirectUriPath: REDIRECT_PATH,
       clientOptions,
+      callbackOptions: install.callbacks,
       // HTTP mode serves them on the Slack port itself.
       ...(socketMode && { port: install.port }),
     },

@@ -4,7 +4,7 @@ import type { Logger } from "../logger.js";
 import type { Assistants } from "../people/assistants.js";
 import type { TokenVault } from "../people/token-vault.js";
 import { LINKING_OFF, linkForm } from "./link-form.js";
-import type { SlackWebApi } from "./web-api.js";
+import type { Identity, SlackPerson, SlackWebApi } from "./web-api.js";
 
 /** `/assistant link`, `unlink` and `use`, and what `status` says of them. */
 export interface PeopleControlDeps {
@@ -15,6 +15,8 @@ export interface PeopleControlDeps {
   help: string;
   /** views.open for the form; users.info says who is an admin or owner. */
   slack: (team: string) => Pick<SlackWebApi, "openView" | "userInfo">;
+  /** Who the bot is in a workspace (auth.test): its installation's workspace and org. */
+  whoAmI: (team: string) => Promise<Pick<Identity, "teamId" | "enterpriseId">>;
   logger: Logger;
   /** A person's link or a channel's assistant changed (App Homes are published again). */
   onChanged?: (owner: { team: string; user: string }) => void;
@@ -32,6 +34,10 @@ type PeopleCommand = Extract<Command, { name: "link" | "unlink" | "use" }>;
 
 export const NOT_ADMIN =
   "Only workspace admins and owners can choose the assistant of a channel. Ask one of them, or use `/assistant status` to see the one in use.";
+
+/** An admin of another organisation admitted here (ALLOWED_TEAM_IDS, a shared channel). */
+export const NOT_OWN_ADMIN =
+  "Only admins and owners of the workspace I am installed in can choose the assistant of a channel; being an admin of another workspace does not count here. Ask one of them, or use `/assistant status` to see the one in use.";
 
 /**
  * The command's answer, or undefined when the answer is the form itself (the command is then
@@ -88,18 +94,37 @@ async function useAssistant(
   if (place.channel.startsWith("D")) {
     return "In your direct messages with me, choose your assistant in my App Home (the Home tab).";
   }
-  let admin: boolean;
+  let person: SlackPerson;
+  let me: Pick<Identity, "teamId" | "enterpriseId">;
   try {
-    admin = (await deps.slack(place.team).userInfo(place.user)).admin;
+    [person, me] = await Promise.all([
+      deps.slack(place.team).userInfo(place.user),
+      deps.whoAmI(place.team),
+    ]);
   } catch (error) {
     deps.logger.warn({ err: String(error) }, "could not look up who may choose the assistant");
     return "Slack did not say whether you are a workspace admin, so nothing changed. Please try again.";
   }
-  if (!admin) return NOT_ADMIN;
+  if (!person.admin) return NOT_ADMIN;
+  if (!ofThisInstallation(person, place.team, me)) return NOT_OWN_ADMIN;
   assistants.setForChannel(place.team, place.channel, wanted);
   deps.onChanged?.({ team: place.team, user: place.user });
   const now = assistants.forChannel(place.team, place.channel);
   return `New conversations in this channel now talk to *${now.label}*${wanted === undefined ? " (the default)" : ""}. Conversations already started keep their assistant.`;
+}
+
+/**
+ * Whether a person belongs to the installation's own workspace or its Enterprise org. Being
+ * admitted (ALLOWED_TEAM_IDS) lets another organisation's people ask, not run this workspace:
+ * their `is_admin` is about their own.
+ */
+function ofThisInstallation(
+  person: Pick<SlackPerson, "teamId" | "enterpriseId">,
+  team: string,
+  me: Pick<Identity, "teamId" | "enterpriseId">,
+): boolean {
+  if (person.teamId !== undefined && [team, me.teamId].includes(person.teamId)) return true;
+  return me.enterpriseId !== undefined && person.enterpriseId === me.enterpriseId;
 }
 
 /** What `/assistant status` adds: the assistant in use here and the person's link. */

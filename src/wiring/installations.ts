@@ -1,5 +1,6 @@
-import type { Config } from "../config.js";
+import type { Config, OAuthConfig } from "../config.js";
 import { type Logger, learnSecret } from "../logger.js";
+import { type InstallCallbacks, installRule } from "../slack/install-rule.js";
 import { Installations } from "../slack/installations.js";
 import type { Stores } from "../store/stores.js";
 
@@ -24,5 +25,22 @@ export function wireInstallations(
         { enterprise, team },
         "an installation's bot token does not open with TOKEN_ENCRYPTION_KEY; the workspace is treated as not installed",
       ),
+  });
+}
+
+/**
+ * Who may install the app: ALLOWED_TEAM_IDS (required with OAuth). `revoke` takes back a
+ * refused installation's token (auth.revoke with it).
+ */
+export function wireInstallRule(
+  oauth: OAuthConfig,
+  logger: Logger,
+  revoke: (token: string) => Promise<void>,
+): InstallCallbacks {
+  return installRule({
+    allowedTeamIds: oauth.allowedTeamIds,
+    revoke,
+    onSecret: (token) => learnSecret(logger, token),
+    logger,
   });
 }

@@ -77,6 +77,7 @@ export function registerListeners(app: BoltApp, parts: ListenerParts): void {
       identityMode: config.people.identityMode,
       help,
       slack: slack.slack,
+      whoAmI: (team) => installation.whoAmI(team),
       logger,
       onChanged: republish,
     },

@@ -6,9 +6,11 @@
  * installation's workspace, so both sides of a thread share one conversation.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { blockAction, DEFAULT_TEAM } from "../../src/devtools/slack-requests.js";
+import { blockAction, DEFAULT_TEAM, slashCommand } from "../../src/devtools/slack-requests.js";
 import { REFUSAL_NOTES } from "../../src/slack/admission.js";
+import { NOT_OWN_ADMIN } from "../../src/slack/people-controls.js";
 import {
+  ASSISTANT_ID,
   CHANNEL,
   type Harness,
   type HarnessOptions,
@@ -138,6 +140,53 @@ describe("both sides of a shared channel, when ALLOWED_TEAM_IDS names the partne
     });
   });
 });
+
+describe.each([
+  { mode: "HTTP", socketMode: false },
+  { mode: "Socket Mode", socketMode: true },
+])(
+  "choosing a channel's assistant when ALLOWED_TEAM_IDS names a partner ($mode)",
+  ({ socketMode }) => {
+    /** `/assistant <text>` as this mode delivers it; the ephemeral answer's text. */
+    async function command(x: Harness, text: string, user: string, team: string) {
+      if (!socketMode) return (await x.command(text, { user, team })).json as { text: string };
+      const fields = { text, user_id: user, channel_id: CHANNEL, team_id: team };
+      const ack = await x.slack.socket.send(
+        "slash_commands",
+        slashCommand({ ...fields, response_url: x.slack.responseUrl() }),
+      );
+      return ack.payload as { text: string };
+    }
+
+    it("is for admins of the installation's own workspace, not of the partner's", async () => {
+      const x = await harness({
+        socketMode,
+        env: {
+          ALLOWED_TEAM_IDS: `${DEFAULT_TEAM},${PARTNER_ORG}`,
+          ASSISTANTS: `${ASSISTANT_ID}=General,asst-legal=Legal`,
+        },
+      });
+      // An admin of the partner's workspace, in the shared channel: admitted to ask, not to choose.
+      x.slack.seedUser({ id: PARTNER, name: "pat", team_id: PARTNER_ORG, is_admin: true });
+      x.slack.seedUser({ id: "U0ADMIN", name: "ann", is_admin: true });
+
+      expect(await command(x, "use legal", PARTNER, PARTNER_ORG)).toMatchObject({
+        response_type: "ephemeral",
+        text: NOT_OWN_ADMIN,
+      });
+      expect((await command(x, "status", USER, DEFAULT_TEAM)).text).toContain(
+        "Assistant for new conversations here: *General*.",
+      );
+
+      expect((await command(x, "use legal", "U0ADMIN", DEFAULT_TEAM)).text).toContain(
+        "now talk to *Legal*",
+      );
+      expect((await command(x, "status", USER, DEFAULT_TEAM)).text).toContain(
+        "Assistant for new conversations here: *Legal*.",
+      );
+    });
+  },
+);
 
 describe("guests", () => {
   const seedPeople = (x: Harness) => {

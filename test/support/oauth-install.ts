@@ -12,13 +12,20 @@ export const STATE_SECRET = "oauth-state-secret-0123456789";
 /** 32 bytes, base64: installations' bot tokens are sealed under it. */
 export const ENCRYPTION_KEY = Buffer.alloc(32, 42).toString("base64");
 
-/** The bot's environment for many workspaces: the three OAuth settings, the key, no bot token. */
+/** The workspaces and orgs the tests install in: ALLOWED_TEAM_IDS lets them install. */
+export const ALLOWED_TEAMS = ["T0001", "T0002", "T0003", "E0ORG"] as const;
+
+/**
+ * The bot's environment for many workspaces: the three OAuth settings, the key, who may
+ * install (and be answered), no bot token.
+ */
 export const OAUTH_ENV: Record<string, string> = {
   SLACK_BOT_TOKEN: "",
   SLACK_CLIENT_ID: CLIENT_ID,
   SLACK_CLIENT_SECRET: CLIENT_SECRET,
   SLACK_STATE_SECRET: STATE_SECRET,
   TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+  ALLOWED_TEAM_IDS: ALLOWED_TEAMS.join(","),
 };
 
 /** The fake Slack's side: it knows the app's credentials, and refuses tokens nobody issued. */

@@ -1,7 +1,8 @@
 /**
  * The fake's installations: which bot token names which workspace, the install codes a test
- * hands out, and `oauth.v2.access`, which turns a code into a bot token once (Slack's OAuth
- * v2 exchange, with its checks and its answer's shape). Tokens are kept only to route calls;
+ * hands out, `oauth.v2.access`, which turns a code into a bot token once (Slack's OAuth v2
+ * exchange, with its checks and its answer's shape), and `auth.revoke`, which ends one token.
+ * Tokens are kept only to route calls;
  * no recorded call or answer ever holds one, except the exchange's own answer to the bot.
  */
 import { randomBytes } from "node:crypto";
@@ -93,6 +94,21 @@ export class Installs {
   tokenOf(teamId: string): string | undefined {
     for (const [token, team] of this.tokens) if (team === teamId) return token;
     return teamId === this.defaultTeam && !this.defaultGone ? this.defaultToken : undefined;
+  }
+
+  /** Every bot token an install issued the workspace, live or revoked. */
+  issuedTo(teamId: string): string[] {
+    return [...this.tokens, ...this.revoked]
+      .filter(([, team]) => team === teamId)
+      .map(([token]) => token);
+  }
+
+  /** `auth.revoke`: this one issued token stops working (`token_revoked`). */
+  revokeToken(token: string): void {
+    const team = this.tokens.get(token);
+    if (team === undefined) return;
+    this.tokens.delete(token);
+    this.revoked.set(token, team);
   }
 
   /** Every token of the workspace stops working (an uninstall, a revocation). */

@@ -255,6 +255,14 @@ export class FakeSlack {
   }
 
   /**
+   * Every bot token an install issued the workspace, revoked ones too (`auth.revoke`, a
+   * reinstall), so a test can look for a token the bot gave back where it must not be.
+   */
+  tokensIssuedTo(teamId: string): string[] {
+    return this.installs.issuedTo(teamId);
+  }
+
+  /**
    * The app is removed from the workspace: its tokens stop working (`token_revoked`). Returns
    * the `app_uninstalled` envelope Slack sends; deliver it to the bot (signed, or over the socket).
    */
@@ -559,6 +567,12 @@ export class FakeSlack {
     }
     if (token !== undefined && ws === undefined && served !== undefined && "error" in served) {
       reply(200, { ok: false, error: served.error });
+      return;
+    }
+    if (method === "auth.revoke" && token !== undefined && ws !== undefined) {
+      // The token the call carries stops working, as Slack's auth.revoke does.
+      this.installs.revokeToken(token);
+      reply(200, { ok: true, revoked: true });
       return;
     }
     const home = ws ?? this.first;
