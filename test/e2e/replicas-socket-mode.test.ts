@@ -59,7 +59,7 @@ describe("two replicas in Socket Mode", () => {
   it("answer each question once, in its thread's order, whichever connection gets it", async () => {
     const url = await testDatabase();
     await Promise.all([launch(url), launch(url)]);
-    await slack.waitFor(() => slack.socket.connections === 2, 15_000);
+    await slack.waitFor(() => slack.socket.connections === 2, 30_000);
     const roots = Array.from({ length: THREADS }, () => nextTs());
     for (const round of [0, 1]) {
       await Promise.all(

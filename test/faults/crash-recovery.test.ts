@@ -56,7 +56,7 @@ const seed = (m: { channel: string; ts: string; user: string; text: string }) =>
   slack.seedMessage(m);
 
 /** The thread's bot replies, once none of them carries a Stop button any more. */
-async function settled(threadTs: string, timeoutMs = 10_000): Promise<string[]> {
+async function settled(threadTs: string, timeoutMs = 30_000): Promise<string[]> {
   await slack.waitFor((s) => {
     const replies = s.replies(CHANNEL, threadTs);
     return replies.length > 0 && replies.every((m) => !hasStopButton(m));
@@ -84,7 +84,7 @@ describe("the bot killed and started again", () => {
     // Some of the answer is on screen: the bot is in the middle of writing it.
     await slack.waitFor(
       (s) => s.threadTranscript(CHANNEL, ts).some((t) => t.includes("Line 2 of")),
-      10_000,
+      30_000,
     );
     await first.kill("SIGKILL");
     expect(sim.control.runs()[0]?.status).not.toBe("completed");

@@ -70,7 +70,7 @@ describe("the database in trouble", () => {
     } finally {
       db.close();
     }
-  }, 20_000);
+  }, 120_000);
 
   it("refuses to start on a database written by a newer release, naming both versions", async () => {
     const databasePath = join(tempFolder("faults-db-"), "bridge.db");

@@ -184,7 +184,7 @@ describe("malformed Slack payloads", () => {
     });
     await fake.waitFor(
       (s) => s.replies(CHANNEL, ts).some((m) => !hasStopButton(m) && m.text.includes("Alive")),
-      10_000,
+      30_000,
     );
     expect(await Promise.race([bot.exited, Promise.resolve("running")])).toBe("running");
     expect(sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });

@@ -51,7 +51,7 @@ async function settled(threadTs: string): Promise<string[]> {
   await slack.waitFor((s) => {
     const replies = s.replies(CHANNEL, threadTs);
     return replies.length > 0 && replies.every((m) => !hasStopButton(m));
-  }, 10_000);
+  }, 30_000);
   return slack.threadTranscript(CHANNEL, threadTs);
 }
 
@@ -68,7 +68,7 @@ function turnStates(): { state: string; outcome: string | null }[] {
 }
 
 const writing = (threadTs: string, text: string) =>
-  slack.waitFor((s) => s.threadTranscript(CHANNEL, threadTs).some((t) => t.includes(text)), 10_000);
+  slack.waitFor((s) => s.threadTranscript(CHANNEL, threadTs).some((t) => t.includes(text)), 30_000);
 
 describe("SIGTERM", () => {
   it("lets the answer being written finish within the grace period, then exits 0", async () => {

@@ -54,7 +54,7 @@ async function settledBodies(threadTs: string): Promise<string[]> {
   await slack.waitFor((s) => {
     const replies = s.replies(CHANNEL, threadTs);
     return replies.length > 0 && replies.every((m) => !hasStopButton(m));
-  }, 15_000);
+  }, 30_000);
   return slack.replies(CHANNEL, threadTs).map((m) => {
     const block = (m.blocks ?? []).find((b) => b.type === "markdown") as
       | { text?: string }
@@ -74,7 +74,7 @@ describe("the bot killed while it streams an answer", () => {
     });
     await slack.waitFor(
       (s) => s.threadTranscript(CHANNEL, ts).some((t) => t.includes("Line 2 of")),
-      10_000,
+      30_000,
     );
     await first.kill("SIGKILL");
     const [streamed] = slack.replies(CHANNEL, ts);

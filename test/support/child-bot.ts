@@ -25,6 +25,12 @@ export const CHILD_SIGNING_SECRET = "child-signing-secret";
 export const CHILD_BOT_TOKEN = "xoxb-child-bot-token-321";
 export const CHILD_SERVICE_TOKEN = "child-service-token-654";
 export const CHILD_ASSISTANT_ID = "asst-child";
+/**
+ * The longest a child may take to start, ms. A child compiles the bot through tsx as it
+ * starts: a second on a quiet machine, but tens of seconds on two cores busy with the rest of
+ * the suite. Only a start that fails waits this long.
+ */
+export const CHILD_START_MS = 60_000;
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MAIN = join(ROOT, "src", "main.ts");
@@ -59,7 +65,7 @@ export interface ChildBot {
     payload: Payload,
     opts?: PostOptions,
   ): Promise<BotResponse>;
-  /** Resolves once a log line matches; rejects after `timeoutMs` (default 10 s) or on exit. */
+  /** Resolves once a log line matches; rejects after `timeoutMs` (default 30 s) or on exit. */
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Sends the signal and resolves when the process has exited. */
   kill(signal: NodeJS.Signals): Promise<Exit>;
@@ -93,7 +99,7 @@ export function childEnv(options: ChildBotEnv): Record<string, string> {
 export async function startChildBot(env: Record<string, string>): Promise<ChildBot> {
   const child = spawnChildBot(env);
   const started = await Promise.race([
-    child.waitForLog(/"msg":"assistant bridge started"/, 15_000),
+    child.waitForLog(/"msg":"assistant bridge started"/, CHILD_START_MS),
     child.exited.then((exit) => {
       throw new Error(`the bot exited at start (${JSON.stringify(exit)}): ${child.stderr()}`);
     }),
@@ -146,7 +152,7 @@ export function spawnChildBot(env: Record<string, string>): ChildBot {
     exited,
     post: (kind, payload, opts) =>
       postToBot(`${bot.url}/slack/events`, CHILD_SIGNING_SECRET, kind, payload, opts),
-    waitForLog(pattern, timeoutMs = 10_000) {
+    waitForLog(pattern, timeoutMs = 30_000) {
       return new Promise<string>((resolve, reject) => {
         const check = () => {
           const line = logs.find((l) => pattern.test(l));

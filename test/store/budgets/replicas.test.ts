@@ -8,7 +8,7 @@ import { CallScheduler } from "../../../src/slack/scheduler.js";
 import { StreamGate } from "../../../src/slack/stream-gate.js";
 import type { Clock } from "../../../src/time.js";
 import { ManualClock } from "../../support/manual-clock.js";
-import { replicas } from "../../support/shared-budgets.js";
+import { replicas, written } from "../../support/shared-budgets.js";
 
 const MINUTE = 60_000;
 
@@ -107,25 +107,42 @@ function replicaOf(
   return { stream, post };
 }
 
-/** Two replicas over one database (or, for contrast, each on budgets of its own). */
+/**
+ * Two replicas over one database (or, for contrast, each on budgets of its own), and how the
+ * test moves their time: in steps of STEP_MS, each ended once what both replicas posted (a
+ * 429's pause, a release) is in the database. On the manual clock a second passes in no real
+ * time, while a posted write takes a real round trip: unstepped, a replica could read the
+ * shared state before the other's pause reached it, which in real time never happens.
+ */
 function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, shared = true) {
+  const both = shared ? replicas(2) : [];
   const [a, b] = shared
-    ? replicas(2).map((r) => r.budgets.allowances)
+    ? both.map((r) => r.budgets.allowances)
     : [localAllowances, localAllowances];
+  const advance = async (ms: number) => {
+    for (let left = ms; left > 0; left -= STEP_MS) {
+      await clock.advance(Math.min(STEP_MS, left));
+      for (const replica of both) written(replica);
+    }
+  };
   return [
     replicaOf("A", clock, slack, a ?? localAllowances),
     replicaOf("B", clock, slack, b ?? localAllowances),
+    advance,
   ] as const;
 }
+
+/** The calls here fall a second or more apart: a step ends between a 429 and the next call. */
+const STEP_MS = 250;
 
 /** The chat.update calls of two sharing replicas streaming `inA` and `inB` messages for 5 minutes. */
 async function editsOverFiveMinutes(inA: number, inB: number) {
   const clock = new ManualClock();
   const slack = fakeSlack(clock);
-  const [a, b] = twoReplicas(clock, slack);
+  const [a, b, advance] = twoReplicas(clock, slack);
   a.stream(inA);
   b.stream(inB);
-  await clock.advance(5 * MINUTE);
+  await advance(5 * MINUTE);
   return slack.calls.filter((c) => c.method === "chat.update");
 }
 
@@ -154,10 +171,10 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   it("(without sharing, the same two make about twice as many: what the test above rules out)", async () => {
     const clock = new ManualClock();
     const slack = fakeSlack(clock);
-    const [a, b] = twoReplicas(clock, slack, false);
+    const [a, b, advance] = twoReplicas(clock, slack, false);
     a.stream(10);
     b.stream(10);
-    await clock.advance(2 * MINUTE);
+    await advance(2 * MINUTE);
     expect(busiestWindow(slack.calls)).toBeGreaterThan(80);
   });
 
@@ -170,14 +187,14 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = call.t;
       return 30;
     });
-    const [a, b] = twoReplicas(clock, slack);
+    const [a, b, advance] = twoReplicas(clock, slack);
     a.stream(5);
     b.stream(5);
     // B posts meanwhile: another method, not paused.
     const posted = b.post("C9");
-    await clock.advance(20_000);
+    await advance(20_000);
     const post = b.post("C9");
-    await clock.advance(2 * MINUTE);
+    await advance(2 * MINUTE);
     await Promise.all([posted, post]);
     const at = limited as number;
     const edits = slack.calls.filter((c) => c.method === "chat.update");
@@ -197,14 +214,14 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = true;
       return 20;
     });
-    const [a, b] = twoReplicas(clock, slack);
+    const [a, b, advance] = twoReplicas(clock, slack);
     const sent: Promise<unknown>[] = [];
     for (let i = 0; i < 6; i++) {
       sent.push(a.post("C1"), b.post("C1"));
     }
-    await clock.advance(4_000);
+    await advance(4_000);
     sent.push(b.post("C2"));
-    await clock.advance(MINUTE);
+    await advance(MINUTE);
     await Promise.all(sent);
     // To the second: the replicas' timers fire up to 1 ms late (lateByChance).
     const times = (channel: string) =>
