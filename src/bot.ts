@@ -13,6 +13,7 @@ import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { BOT_SCOPES } from "./slack/bot-scopes.js";
 import { Installation, ManyInstallations, type Workspaces } from "./slack/installation.js";
 import type { Installations } from "./slack/installations.js";
+import { LinkTokenIntake } from "./slack/link-token.js";
 import { registerUninstall } from "./slack/uninstall.js";
 import { slackWebApi } from "./slack/web-api.js";
 import { openStores } from "./store/open.js";
@@ -85,6 +86,8 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   );
   const { botToken, appToken, signingSecret, apiUrl } = config.slack;
   const installations = wireInstallations(config, stores, logger);
+  // A person's token is taken out of each payload where it enters, for the link form alone.
+  const linkTokens = new LinkTokenIntake();
   const app = createSlackApp({
     botToken,
     install: installations && {
@@ -107,6 +110,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       }
       logger.error({ err: errorText(error) }, "Slack listener failed");
     },
+    linkTokens,
   });
   connection = watchSlackConnection(app);
   // One workspace on SLACK_BOT_TOKEN, or each installation's own (many workspaces).
@@ -170,6 +174,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     logger,
     people,
     service: service.service,
+    linkTokens,
   });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),
