@@ -81,4 +81,22 @@ describe("a bearer token as a person", () => {
     expect(refused).toEqual(["U0ALICE"]);
     await personal.close();
   });
+
+  it("refuses every token while the service refuses everyone, as it refuses a revoked one", async () => {
+    sim.control.refuseEveryToken(true);
+    for (const token of ["alice-token", "bob-token"]) {
+      const answer = await new ServiceFetch(sim.url, token).call("GET", "/v1/threads");
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get("www-authenticate")).toBe('Bearer realm="assistant"');
+    }
+    sim.control.refuseEveryToken(false);
+    expect((await new ServiceFetch(sim.url, "alice-token").call("GET", "/v1/threads")).status).toBe(
+      200,
+    );
+    sim.control.refuseEveryToken(true);
+    sim.control.resetFaults();
+    expect((await new ServiceFetch(sim.url, "bob-token").call("GET", "/v1/threads")).status).toBe(
+      200,
+    );
+  });
 });
