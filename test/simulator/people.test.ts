@@ -72,7 +72,10 @@ describe("a bearer token as a person", () => {
       maxRetries: 0,
       credentials: {
         resolve: () => ({ identity: "U0ALICE", token: "alice-token", personal: true }),
-        refused: (c) => refused.push(c.identity),
+        refused: (c) => {
+          refused.push(c.identity);
+          return "forgotten";
+        },
       },
     });
     await expect(personal.listThreads({}, { party: "U0ALICE" })).rejects.toBeInstanceOf(
