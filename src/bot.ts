@@ -8,11 +8,13 @@ import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { opsRoutes } from "./observability/routes.js";
 import { type SlackConnection, watchSlackConnection } from "./observability/slack-connection.js";
 import { problemNote } from "./people/link-notices.js";
+import { refusalConfirmed } from "./people/token-check.js";
 import type { ServiceClient } from "./service/client.js";
 import { type BoltApp, createSlackApp } from "./slack/app.js";
 import { BOT_SCOPES } from "./slack/bot-scopes.js";
 import { Installation, ManyInstallations, type Workspaces } from "./slack/installation.js";
 import type { Installations } from "./slack/installations.js";
+import { LinkTokenIntake } from "./slack/link-token.js";
 import { registerUninstall } from "./slack/uninstall.js";
 import { slackWebApi } from "./slack/web-api.js";
 import { openStores } from "./store/open.js";
@@ -55,7 +57,16 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   );
   // People's tokens are keyed by the installation's workspace, known once Slack is wired below
   // (one workspace: config.ts keeps people's own tokens out of many workspaces for now).
-  const people = wirePeople(config, stores, logger);
+  const people = wirePeople(config, stores, logger, (owner, token) =>
+    // The service is wired below, with these people's identities; a refusal comes later.
+    refusalConfirmed(service.service, {
+      user: owner.user,
+      token,
+      sharedToken: config.service.token,
+      assistantId: people.assistants.default.id,
+      timeoutMs: 2_500,
+    }),
+  );
   // Replicas on one PostgreSQL database share Slack's and the service's budgets there.
   const { url } = config.database;
   // This process among the replicas: its leases and its places in the budgets' queues.
@@ -85,6 +96,8 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
   );
   const { botToken, appToken, signingSecret, apiUrl } = config.slack;
   const installations = wireInstallations(config, stores, logger);
+  // A person's token is taken out of each payload where it enters, for the link form alone.
+  const linkTokens = new LinkTokenIntake();
   const app = createSlackApp({
     botToken,
     install: installations && {
@@ -111,6 +124,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
       }
       logger.error({ err: errorText(error) }, "Slack listener failed");
     },
+    linkTokens,
   });
   connection = watchSlackConnection(app);
   // One workspace on SLACK_BOT_TOKEN, or each installation's own (many workspaces).
@@ -174,6 +188,7 @@ export function createBot(config: Config, logger: Logger, clock: Clock = systemC
     logger,
     people,
     service: service.service,
+    linkTokens,
   });
   metrics.watch({
     serviceQueues: () => service.budget.snapshot(),

@@ -109,7 +109,9 @@ export function refusal(content: string, maxMessageChars: number): Ending | unde
 /** Said in the thread when the asker's own token could not be used (they are also told privately). */
 export const PERSONAL_TOKEN = {
   refused:
-    "The assistant service refused your own access token, so this message was not answered. Link a new one with `/assistant link`.",
+    "The assistant service refused your own access token, and again when the bot checked, so this message was not answered and your token is no longer linked. Link it again, or a new one, with `/assistant link`.",
+  refused_kept:
+    "The assistant service refused your own access token just now, so this message was not answered. Your token is still linked: the bot could not confirm the refusal (the service may be refusing everyone for a while). Please try again in a few minutes.",
   not_linked:
     "This message was not answered: your own access token for the assistant service is needed, and none is linked. Link one with `/assistant link`.",
 } as const;
@@ -119,7 +121,9 @@ function personalProblem(error: unknown): keyof typeof PERSONAL_TOKEN | undefine
   if (serviceFailureKind(error) !== "authentication") return undefined;
   const { personal, reason } = error as { personal?: unknown; reason?: unknown };
   if (personal !== true) return undefined;
-  return reason === "refused" || reason === "not_linked" ? reason : undefined;
+  return typeof reason === "string" && Object.hasOwn(PERSONAL_TOKEN, reason)
+    ? (reason as keyof typeof PERSONAL_TOKEN)
+    : undefined;
 }
 
 /**

@@ -1,5 +1,10 @@
 import type { IdentityMode } from "../config-people.js";
-import type { CallFor, Credential, CredentialSource } from "../service/credential.js";
+import type {
+  CallFor,
+  Credential,
+  CredentialSource,
+  RefusalOutcome,
+} from "../service/credential.js";
 import type { RequestInfo } from "../service/errors.js";
 import { type NotOwnerReason, PersonalTokenError, ThreadOwnerError } from "../service/errors.js";
 import { senderFor } from "./thread-owner.js";
@@ -8,11 +13,22 @@ import type { TokenVault } from "./token-vault.js";
 
 export interface IdentitiesOptions {
   mode: IdentityMode;
-  vault: Pick<TokenVault, "tokenOf" | "unlink">;
+  vault: Pick<TokenVault, "tokenOf" | "unlinkIf">;
   /** ASSISTANT_API_TOKEN. */
   sharedToken: string;
-  /** A person's own token failed them in a request: none linked where required, or refused. */
+  /**
+   * Whether a 401 to this person's token is confirmed: asked again, the service refuses it
+   * while it accepts the shared token (token-check.ts refusalConfirmed). Only then is the
+   * token forgotten.
+   */
+  confirmRefusal: (owner: TokenOwner, token: string) => Promise<boolean>;
+  /**
+   * A person's own token failed them in a request: none linked where required, or refused
+   * and forgotten (the refusal confirmed).
+   */
   onUnusable?: (owner: TokenOwner, reason: "not_linked" | "refused") => void;
+  /** The service refused a person's own token, and asked again did not confirm it: kept. */
+  onRefusalUnconfirmed?: (owner: TokenOwner) => void;
   /** A person asked in a conversation whose service thread they may not continue. */
   onNotOwner?: (asker: TokenOwner, reason: NotOwnerReason, threadOwner: string) => void;
 }
@@ -27,6 +43,8 @@ export interface IdentitiesOptions {
  */
 export class Identities implements CredentialSource {
   private readonly shared: Credential;
+  /** The confirmations under way, by person and token (`refused`). */
+  private readonly confirming = new Map<string, Promise<RefusalOutcome>>();
 
   constructor(private readonly options: IdentitiesOptions) {
     this.shared = { identity: "shared", token: options.sharedToken, personal: false };
@@ -38,11 +56,40 @@ export class Identities implements CredentialSource {
     return this.personOf(party, workspace, request, threadOwner);
   }
 
-  refused(credential: Credential): void {
-    if (!credential.personal || credential.workspace === undefined) return;
+  /**
+   * A 401 to a person's token forgets it only once confirmed (`confirmRefusal`): a service
+   * refusing every token for a while would otherwise unlink everyone who asked meanwhile.
+   * Requests refused at the same time share one confirmation. A token linked anew while it
+   * ran is not the one refused, and stays.
+   */
+  async refused(credential: Credential): Promise<RefusalOutcome> {
+    if (!credential.personal || credential.workspace === undefined) return "kept";
     const owner = { team: credential.workspace, user: credential.identity };
-    this.options.vault.unlink(owner);
-    this.options.onUnusable?.(owner, "refused");
+    const key = `${owner.team}\u0000${owner.user}\u0000${credential.token}`;
+    let confirming = this.confirming.get(key);
+    if (confirming === undefined) {
+      confirming = this.confirm(owner, credential.token).finally(() => {
+        this.confirming.delete(key);
+      });
+      this.confirming.set(key, confirming);
+    }
+    return confirming;
+  }
+
+  private async confirm(owner: TokenOwner, token: string): Promise<RefusalOutcome> {
+    let confirmed = false;
+    try {
+      confirmed = await this.options.confirmRefusal(owner, token);
+    } catch {
+      // Not confirmed: kept.
+    }
+    if (!confirmed) {
+      this.options.onRefusalUnconfirmed?.(owner);
+      return "kept";
+    }
+    // Forgotten, unless another token was linked meanwhile.
+    if (this.options.vault.unlinkIf(owner, token)) this.options.onUnusable?.(owner, "refused");
+    return "forgotten";
   }
 
   /** Whether this person must link a token before asking (personal mode, none linked). */

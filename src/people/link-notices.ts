@@ -15,7 +15,7 @@ export type PersonProblem = LinkProblem | NotOwnerProblem;
 /** The private note for a person whose own token could not be used. */
 export function linkNote(problem: LinkProblem, help: string): string {
   return problem === "refused"
-    ? `The assistant service refused your access token, so it is no longer linked and your question was not answered. Link a new one with \`/assistant link\`. ${help}`
+    ? `The assistant service refused your access token, and again when the bot checked, so it is no longer linked and your question was not answered. Link it again, or a new one, with \`/assistant link\`. ${help}`
     : `To ask the assistant here, link your own access token for the assistant service first: type \`/assistant link\`. ${help}`;
 }
 

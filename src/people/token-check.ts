@@ -29,3 +29,29 @@ export async function checkToken(
       : "unreachable";
   }
 }
+
+/**
+ * Whether the service's 401 to a person's linked token is theirs to lose, asked just after
+ * it: the same cheap request with their token is refused again, and with the shared token
+ * (ASSISTANT_API_TOKEN) it is accepted, so the service authenticates others and refuses this
+ * token. Any other answer keeps the token linked: accepted now (a passing fault), every token
+ * refused (an authentication incident at the service, which must not unlink everyone who
+ * asks during it), or no answer at all.
+ */
+export async function refusalConfirmed(
+  service: Pick<ServiceClient, "listThreads">,
+  check: {
+    user: string;
+    token: string;
+    sharedToken: string;
+    assistantId: string;
+    timeoutMs: number;
+  },
+): Promise<boolean> {
+  const { user, token, sharedToken, assistantId, timeoutMs } = check;
+  if ((await checkToken(service, { user, token, assistantId, timeoutMs })) !== "refused") {
+    return false;
+  }
+  const shared = { user: "shared", token: sharedToken, assistantId, timeoutMs };
+  return (await checkToken(service, shared)) === "ok";
+}

@@ -44,6 +44,15 @@ export class TokenVault {
     return this.options.store.remove(owner.team, owner.user);
   }
 
+  /**
+   * Forgets the person's token if it is still `token` (not one linked since); whether it
+   * was forgotten.
+   */
+  unlinkIf(owner: TokenOwner, token: string): boolean {
+    if (this.tokenOf(owner) !== token) return false;
+    return this.unlink(owner);
+  }
+
   /** The person's token in clear, read now; undefined when none opens. */
   tokenOf(owner: TokenOwner): string | undefined {
     const { key, store } = this.options;

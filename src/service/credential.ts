@@ -35,9 +35,16 @@ export interface CredentialSource {
    * is another identity's: then nothing is sent.
    */
   resolve(caller: CallFor, request: RequestInfo): Credential | Promise<Credential>;
-  /** The service answered 401 to this personal credential. */
-  refused?(credential: Credential): void;
+  /**
+   * The service answered 401 to this personal credential: whether the person's token is now
+   * forgotten (the refusal was confirmed) or kept (it was not: a passing fault, or the
+   * service refusing everyone). The caller's error says which (PersonalTokenError).
+   */
+  refused?(credential: Credential): RefusalOutcome | Promise<RefusalOutcome>;
 }
+
+/** What became of a person's token the service refused (CredentialSource.refused). */
+export type RefusalOutcome = "forgotten" | "kept";
 
 /** Every call carries one token: the bot's shared one. */
 export function sharedCredential(token: string): CredentialSource {

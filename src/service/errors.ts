@@ -56,26 +56,32 @@ export class AuthenticationError extends ServiceError {
 
 /**
  * A person's own token cannot be used: none is linked where one is required (`not_linked`,
- * nothing was sent), or the service refused it (`refused`, a 401). The shared token is never
- * sent in its place.
+ * nothing was sent), or the service refused it (a 401): confirmed and forgotten (`refused`),
+ * or not confirmed and kept (`refused_kept`). The shared token is never sent in its place.
  */
 export class PersonalTokenError extends ServiceError {
   readonly personal = true;
   constructor(
-    readonly reason: "not_linked" | "refused",
+    readonly reason: PersonalTokenProblem,
     request: RequestInfo,
     status?: number,
   ) {
-    super(
-      "authentication",
-      reason === "refused"
-        ? "the service refused the person's own token"
-        : "the person has no token linked",
-      request,
-      status,
-    );
+    super("authentication", PERSONAL_TOKEN_PROBLEMS[reason], request, status);
   }
 }
+
+/**
+ * Why a person's own token did not carry a request: none linked where one is required; the
+ * service refused it and, asked again, confirmed it (it is forgotten); or the service refused
+ * it but the refusal was not confirmed (it stays linked).
+ */
+export type PersonalTokenProblem = "not_linked" | "refused" | "refused_kept";
+
+const PERSONAL_TOKEN_PROBLEMS: Record<PersonalTokenProblem, string> = {
+  not_linked: "the person has no token linked",
+  refused: "the service refused the person's own token, confirmed; it is forgotten",
+  refused_kept: "the service refused the person's own token, not confirmed; it stays linked",
+};
 
 /**
  * Why a person may not continue a conversation: its service thread belongs to another

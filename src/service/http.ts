@@ -6,6 +6,7 @@ import {
   budgetUser,
   type Credential,
   type CredentialSource,
+  type RefusalOutcome,
   sharedCredential,
 } from "./credential.js";
 import {
@@ -184,7 +185,7 @@ export class ServiceHttp {
         return result;
       } catch (err) {
         ticket?.cancel();
-        const error = this.#personal(toServiceError(err, info, opts.signal), credential);
+        const error = await this.#personal(toServiceError(err, info, opts.signal), credential);
         if (credential) this.#report(credential, req, error.status ?? error.kind);
         const delayMs = retryDelayMs(error, retry, this.#retryTiming);
         if (error instanceof RateLimitedError) {
@@ -236,17 +237,22 @@ export class ServiceHttp {
     }
   }
 
-  /** A 401 to a person's own token: their link is dead, and the caller is told so. */
-  #personal(error: ServiceError, credential: Credential | undefined): ServiceError {
+  /**
+   * A 401 to a person's own token: the credential source confirms it before forgetting the
+   * token (identities.ts), and the caller is told whether it did.
+   */
+  async #personal(error: ServiceError, credential: Credential | undefined): Promise<ServiceError> {
     if (!credential?.personal || !(error instanceof AuthenticationError) || error.status !== 401) {
       return error;
     }
+    let outcome: RefusalOutcome = "kept";
     try {
-      this.#credentials.refused?.(credential);
+      outcome = (await this.#credentials.refused?.(credential)) ?? "kept";
     } catch {
-      // The refusal is still the caller's outcome.
+      // The refusal is still the caller's outcome; nothing was forgotten.
     }
-    return new PersonalTokenError("refused", { method: error.method, path: error.path }, 401);
+    const reason = outcome === "forgotten" ? "refused" : "refused_kept";
+    return new PersonalTokenError(reason, { method: error.method, path: error.path }, 401);
   }
 
   #report(credential: Credential, req: ServiceRequest, outcome: number | string): void {

@@ -48,6 +48,11 @@ export interface SimulatorControl {
   /** From now on the service refuses this bearer token (401), as for a revoked access token. */
   revokeToken(token: string): void;
   /**
+   * While on, the service refuses every bearer token (401, as for a revoked one): an
+   * authentication incident on the service's side, for everyone at once.
+   */
+  refuseEveryToken(on: boolean): void;
+  /**
    * A thread owned by `token` (the person it stands for), as if they had created it with
    * POST /v1/thread; for tests that need a person with many threads.
    */
@@ -96,6 +101,9 @@ export function createControl(deps: RouteDeps, requests: RecordedRequest[]): Sim
     resetFaults: () => faults.reset(),
     revokeToken: (token) => {
       faults.revokedTokens.add(token);
+    },
+    refuseEveryToken: (on) => {
+      faults.refuseEveryToken = on;
     },
     createThread: (token, assistantId, title) =>
       structuredClone(state.createThread(token, assistantId, title)),

@@ -29,6 +29,8 @@ export class Faults {
   hangRuns = false;
   /** Bearer tokens the service no longer accepts (a person's revoked token): 401. */
   readonly revokedTokens = new Set<string>();
+  /** An authentication incident at the service: every bearer token is refused (401). */
+  refuseEveryToken = false;
   #failures: { rule: FailRequestsRule; left: number }[] = [];
   #nextRunStartRetryAfter: number | undefined = undefined;
 
@@ -65,6 +67,7 @@ export class Faults {
     this.dropStreamsAfter = undefined;
     this.hangRuns = false;
     this.revokedTokens.clear();
+    this.refuseEveryToken = false;
     this.#failures = [];
     this.#nextRunStartRetryAfter = undefined;
   }

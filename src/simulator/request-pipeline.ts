@@ -78,7 +78,8 @@ export async function handleRequest(
     const refused =
       token === undefined ||
       (deps.requiredToken !== undefined && token !== deps.requiredToken) ||
-      deps.faults.revokedTokens.has(token);
+      deps.faults.revokedTokens.has(token) ||
+      deps.faults.refuseEveryToken;
     if (refused) {
       throw new HttpError(401, "a valid bearer token is required", {
         "www-authenticate": 'Bearer realm="assistant"',

@@ -11,6 +11,7 @@ import {
 import type { WebClientOptions } from "@slack/web-api";
 import { isEventNotRecorded } from "./event-not-recorded.js";
 import type { InstallCallbacks } from "./install-rule.js";
+import type { LinkTokenIntake } from "./link-token.js";
 
 export type BoltApp = App;
 
@@ -50,6 +51,11 @@ export interface SlackAppOptions {
   bodyLimit?: number;
   /** Told of every error a listener throws (after Bolt has caught it). */
   onListenerError: (error: unknown) => void;
+  /**
+   * Takes a person's token out of every payload where it enters, before Bolt or the Socket
+   * Mode client could log it (link-token.ts); the link form's listener claims it there.
+   */
+  linkTokens: LinkTokenIntake;
 }
 
 /**
@@ -127,6 +133,7 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
       clientOptions,
       deferInitialization: true,
     });
+    withdrawFromSocket(receiver, options.linkTokens, options.logger);
     acknowledgeAfterListeners(receiver, app, options.logger);
     refuseUnrecorded(app, options.onListenerError);
     installServers.set(app, receiver);
@@ -157,8 +164,58 @@ export function createSlackApp(options: SlackAppOptions): BoltApp {
     // runs it at start instead, where it can fail with one clear sentence.
     deferInitialization: true,
   });
+  withdrawFromBodies(app, options.linkTokens);
   refuseUnrecorded(app, options.onListenerError);
   return app;
+}
+
+/**
+ * Socket Mode: each message of the socket goes through `intake` before the Socket Mode client
+ * reads it, since the client writes every message whole to its log at debug. A message that
+ * is not JSON is dropped here, unlogged: the client would only log it whole and ignore it.
+ * The client reads its socket through one `ws_message` listener; anything else means the
+ * library changed under the bot, and the bot refuses to start rather than risk the log.
+ */
+function withdrawFromSocket(
+  receiver: InstanceType<typeof SocketModeReceiver>,
+  intake: LinkTokenIntake,
+  logger: BoltLogger,
+): void {
+  const client = receiver.client;
+  const readers = client.listeners("ws_message") as ((data: unknown, binary: boolean) => void)[];
+  const [read] = readers;
+  if (read === undefined || readers.length !== 1) {
+    throw new Error(
+      "@slack/socket-mode no longer reads its socket through one ws_message listener: the link form's tokens could reach its log.",
+    );
+  }
+  client.removeAllListeners("ws_message");
+  client.on("ws_message", (data: unknown, binary: boolean) => {
+    // Binary messages are ignored by the client, unread and unlogged.
+    if (binary) return read.call(client, data, binary);
+    const text = typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
+    let message: { payload?: unknown } | undefined;
+    try {
+      message = JSON.parse(text) as { payload?: unknown } | undefined;
+    } catch {
+      logger.warn("A Socket Mode message that is not JSON was ignored.");
+      return;
+    }
+    const changed = intake.withdraw(message?.payload);
+    return read.call(client, changed ? JSON.stringify(message) : text, false);
+  });
+}
+
+/**
+ * HTTP mode: each request's body goes through `intake` as the receiver hands it to the App,
+ * before the App or a listener could log it (the receiver itself logs no body).
+ */
+function withdrawFromBodies(app: App, intake: LinkTokenIntake): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = (event) => {
+    intake.withdraw(event.body);
+    return processEvent(event);
+  };
 }
 
 /** Socket Mode receivers, by app: their install pages' server, once started. */

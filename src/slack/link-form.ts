@@ -3,12 +3,10 @@ import type { Logger } from "../logger.js";
 import type { TokenVerdict } from "../people/token-check.js";
 import { type Gatekeeping, REFUSAL_NOTES } from "./admission.js";
 import type { BoltApp } from "./app.js";
+import { LINK_VIEW_ID, type LinkTokenIntake, TOKEN_ACTION, TOKEN_BLOCK } from "./link-token.js";
 import type { SlackWebApi } from "./web-api.js";
 
-/** The link form's callback_id, and its token field (block_id and action_id). */
-export const LINK_VIEW_ID = "link_token";
-export const TOKEN_BLOCK = "token";
-export const TOKEN_ACTION = "token";
+export { LINK_VIEW_ID, TOKEN_ACTION, TOKEN_BLOCK };
 
 /** Said when linking is asked for without TOKEN_ENCRYPTION_KEY. */
 export const LINKING_OFF =
@@ -20,6 +18,11 @@ const TOKEN_MAX = 4_000;
 export interface LinkFormDeps extends Gatekeeping {
   /** Keeps a token sealed for the person (people/token-vault.ts). */
   link: (owner: { team: string; user: string }, token: string) => void;
+  /**
+   * Where the submitted token waits (link-token.ts): it was taken out of the payload where the
+   * payload entered, and the field holds a handle to claim it with.
+   */
+  tokens: Pick<LinkTokenIntake, "claim">;
   /** Checks a token with a cheap authenticated request before it is kept. */
   check: (user: string, token: string) => Promise<TokenVerdict>;
   /** LINK_TOKEN_HELP: where a person gets their token. */
@@ -86,18 +89,28 @@ const REFUSED =
   "The assistant service refused this token. Check that it is complete and still valid.";
 const UNREACHABLE =
   "The assistant service could not be reached to check this token. Please try again in a moment.";
+const UNREAD = "The form could not be read. Please paste your token again.";
 
 /**
  * The link form's submission: the token is checked with the service before it is kept; a
  * refusal is shown in the form (the token is not kept), success turns the form into a
- * confirmation. The token is in no answer, no log line and no message.
+ * confirmation. The token is in no answer, no log line and no message: the payload reaches
+ * Bolt with a handle in its place (link-token.ts), and only a handle is taken here.
  */
 export function registerLinkForm(app: BoltApp, deps: LinkFormDeps): void {
   app.view(LINK_VIEW_ID, async ({ ack, body, view, context }) => {
-    const token = (view.state.values[TOKEN_BLOCK]?.[TOKEN_ACTION]?.value ?? "").trim();
+    const entered = view.state.values[TOKEN_BLOCK]?.[TOKEN_ACTION]?.value ?? "";
+    // Claimed first, so the token is held no longer than this submission.
+    const claimed = entered === "" ? "" : deps.tokens.claim(entered);
     const refuse = (text: string) =>
       ack({ response_action: "errors", errors: { [TOKEN_BLOCK]: text } });
     const user = body.user.id;
+    if (claimed === undefined) {
+      // Not withdrawn where the payload entered: whatever it holds is not used.
+      deps.logger.warn({ user }, "a link form arrived with no withdrawn token; refused");
+      return refuse(UNREAD);
+    }
+    const token = claimed.trim();
     const team = await deps.installation.workspace(context);
     const refusal = await deps.admission(team).check({
       user,

@@ -11,6 +11,7 @@ import { AppHome, registerAppHome } from "../slack/app-home.js";
 import { registerControls } from "../slack/controls.js";
 import { registerFeedback } from "../slack/feedback.js";
 import { registerLinkForm } from "../slack/link-form.js";
+import type { LinkTokenIntake } from "../slack/link-token.js";
 import { registerMessageListeners } from "../slack/listeners.js";
 import { registerNativeStop } from "../slack/native-stop.js";
 import { registerShortcut } from "../slack/shortcut.js";
@@ -29,6 +30,8 @@ export interface ListenerParts {
   people: People;
   /** The service client: a token being linked is checked with it, the App Home lists threads. */
   service: ServiceClient;
+  /** Where the link form's tokens wait, taken out of the payloads they came in (app.ts). */
+  linkTokens: LinkTokenIntake;
 }
 
 /**
@@ -84,6 +87,7 @@ export function registerListeners(app: BoltApp, parts: ListenerParts): void {
   });
   registerLinkForm(app, {
     ...trust,
+    tokens: parts.linkTokens,
     link: (owner, token) => vault.link(owner, token),
     check: (user, token) =>
       checkToken(parts.service, {

@@ -3,6 +3,7 @@ import { type Logger, learnSecret } from "../logger.js";
 import { Assistants } from "../people/assistants.js";
 import { Identities } from "../people/identities.js";
 import { LinkNotices } from "../people/link-notices.js";
+import type { TokenOwner } from "../people/token-cipher.js";
 import { TokenVault } from "../people/token-vault.js";
 import type { Stores } from "../store/stores.js";
 
@@ -10,7 +11,13 @@ import type { Stores } from "../store/stores.js";
  * The people side: their sealed tokens, who each request is sent as, the link problems to
  * tell them, and the assistants they may choose.
  */
-export function wirePeople(config: Config, stores: Stores, logger: Logger) {
+export function wirePeople(
+  config: Config,
+  stores: Stores,
+  logger: Logger,
+  /** Confirms a 401 to a person's token before it is forgotten (token-check.ts). */
+  confirmRefusal: (owner: TokenOwner, token: string) => Promise<boolean>,
+) {
   const vault = new TokenVault({
     key: config.people.encryptionKey,
     store: stores.linkedTokens,
@@ -26,15 +33,21 @@ export function wirePeople(config: Config, stores: Stores, logger: Logger) {
     mode: config.people.identityMode,
     vault,
     sharedToken: config.service.token,
+    confirmRefusal,
     onUnusable: (owner, problem) => {
       notices.add(owner, problem);
       if (problem === "refused") {
         logger.info(
           { user: owner.user },
-          "the service refused a person's own token; it is unlinked",
+          "the service refused a person's own token, and again when asked while it accepted the shared token; it is unlinked",
         );
       }
     },
+    onRefusalUnconfirmed: (owner) =>
+      logger.warn(
+        { user: owner.user },
+        "the service refused a person's own token, but asked again did not confirm it; it stays linked",
+      ),
     onNotOwner: (asker, reason, threadOwner) => {
       notices.add(asker, { reason, threadOwner });
       logger.info(

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PERSONAL_TOKEN } from "../../src/bridge/turn-ending.js";
+import { DEFAULT_TEAM as TEAM } from "../../src/devtools/slack-events.js";
 import { blockAction } from "../../src/devtools/slack-interactions.js";
 import { viewSubmission } from "../../src/devtools/slack-requests.js";
 import {
@@ -24,6 +25,7 @@ import { SkippableClock } from "../support/manual-clock.js";
 
 const BOB = "U0BOB";
 const ALICE_TOKEN = "pat-alice-0123456789abcdef";
+const BOB_TOKEN = "pat-bob-0123456789abcdef";
 const KEY = randomBytes(32).toString("base64");
 
 let h: Harness;
@@ -42,7 +44,10 @@ async function start(env: Record<string, string> = {}, clock?: SkippableClock) {
   return h;
 }
 
-/** `/assistant link`, then the form submitted with `token`; resolves with the submission's answer. */
+/**
+ * `/assistant link`, then the form submitted with `token`; resolves with the submission's
+ * answer, once a linked person's Home is published again.
+ */
 async function link(user: string, token: string) {
   const before = h.slack.views.length;
   const ack = await h.command("link", { user });
@@ -50,7 +55,8 @@ async function link(user: string, token: string) {
   await h.slack.waitFor((s) => s.views.length > before);
   const opened = h.slack.views.at(-1)?.view as { callback_id: string; blocks: unknown[] };
   expect(opened.callback_id).toBe(LINK_VIEW_ID);
-  return h.post(
+  const published = h.slack.viewState.published.length;
+  const answer = await h.post(
     "action",
     viewSubmission({
       user,
@@ -58,6 +64,11 @@ async function link(user: string, token: string) {
       values: { token: { token: { type: "plain_text_input", value: ` ${token} ` } } },
     }),
   );
+  // Linked: the person's Home is published again, listing their threads with the new token.
+  if (answer.body.includes('"update"')) {
+    await h.slack.waitFor((s) => s.viewState.published.length > published);
+  }
+  return answer;
 }
 
 /** The bearer tokens of the service requests for runs, messages and threads, in order. */
@@ -137,20 +148,81 @@ describe("people's own tokens, end to end", () => {
     expect(h.sim.control.requests).toEqual([]);
   });
 
-  it("treats a token the service refuses as unlinked: told privately, one sentence, never the shared token", async () => {
+  it("unlinks a token the service refuses once the refusal is confirmed: told privately, one sentence, never the shared token in its place", async () => {
     await start({ IDENTITY_MODE: "personal" });
     await link(USER, ALICE_TOKEN);
+    const linked = h.sim.control.requests.length;
     h.sim.control.revokeToken(ALICE_TOKEN);
     const transcript = await ask(USER);
-    expect(transcript.join("\n")).toContain("The assistant service refused your own access token");
+    expect(transcript.join("\n")).toContain(PERSONAL_TOKEN.refused);
     await h.slack.waitFor((s) => s.ephemerals.some((e) => e.user === USER));
     expect(h.slack.ephemerals.find((e) => e.user === USER)?.text).toContain("no longer linked");
-    expect(h.sim.control.requests.filter((r) => r.token === SERVICE_TOKEN)).toEqual([]);
+    // Confirmed before forgetting: Alice's token refused again, the shared token accepted by
+    // the same cheap request; the shared token carried nothing of Alice's.
+    const asked = h.sim.control.requests
+      .slice(linked)
+      .map((r) => [r.method, r.path, r.token === ALICE_TOKEN ? "alice" : "shared", r.status]);
+    expect(asked).toEqual([
+      ["POST", "/v1/thread", "alice", 401],
+      ["GET", "/v1/threads", "alice", 401],
+      ["GET", "/v1/threads", "shared", 200],
+    ]);
+    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeUndefined();
     // Unlinked now: the next message is refused before any request.
     const sent = h.sim.control.requests.length;
     await h.mention("<@UBOT> again");
     await h.slack.waitFor((s) => s.ephemerals.filter((e) => e.user === USER).length === 2);
     expect(h.sim.control.requests.length).toBe(sent);
+  });
+
+  it("keeps every linked token through a service-wide 401 burst, and tells each person to try again", async () => {
+    await start({ IDENTITY_MODE: "personal" });
+    await link(USER, ALICE_TOKEN);
+    await link(BOB, BOB_TOKEN);
+    // The service refuses every token for a while, the shared one included.
+    h.sim.control.refuseEveryToken(true);
+    const before = h.sim.control.requests.length;
+    for (const user of [USER, BOB]) {
+      const transcript = await ask(user);
+      expect(transcript.join("\n")).toContain(PERSONAL_TOKEN.refused_kept);
+    }
+    // Each refusal was checked (the person's token, then the shared one) and not confirmed.
+    const checks = h.sim.control.requests
+      .slice(before)
+      .filter((r) => r.path === "/v1/threads")
+      .map((r) => [r.token, r.status]);
+    expect(checks).toEqual([
+      [ALICE_TOKEN, 401],
+      [SERVICE_TOKEN, 401],
+      [BOB_TOKEN, 401],
+      [SERVICE_TOKEN, 401],
+    ]);
+    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
+    expect(h.bot.stores.linkedTokens.get(TEAM, BOB)).toBeDefined();
+    expect(h.slack.ephemerals.filter((e) => e.text?.includes("no longer linked"))).toEqual([]);
+
+    // Over: both ask again with their own tokens, still linked.
+    h.sim.control.refuseEveryToken(false);
+    await ask(USER, "again");
+    await ask(BOB, "again");
+    expect(tokensOf(/\/runs$/)).toEqual([ALICE_TOKEN, BOB_TOKEN]);
+  });
+
+  it("keeps a token refused once and accepted when checked, and says so", async () => {
+    await start({ IDENTITY_MODE: "personal" });
+    await link(USER, ALICE_TOKEN);
+    h.sim.control.failRequests({
+      count: 1,
+      status: 401,
+      method: "POST",
+      pathPattern: /^\/v1\/thread$/,
+    });
+    expect((await ask(USER)).join("\n")).toContain(PERSONAL_TOKEN.refused_kept);
+    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
+    // Accepted when checked: the shared token was not even asked.
+    expect(h.sim.control.requests.filter((r) => r.token === SERVICE_TOKEN)).toEqual([]);
+    await ask(USER, "again");
+    expect(tokensOf(/\/runs$/)).toEqual([ALICE_TOKEN]);
   });
 
   it("says linking is off without a key", async () => {
@@ -222,7 +294,6 @@ describe("budgets that follow identity", () => {
   it("gives each linked person their own 20 run starts a minute: one's burst of 30 does not delay another", async () => {
     // Room for one person's thirty questions at once (past it they would get a note instead).
     await start({ MAX_QUEUED_TURNS_PER_PERSON: "40" });
-    const BOB_TOKEN = "pat-bob-0123456789abcdef";
     await link(USER, ALICE_TOKEN);
     await link(BOB, BOB_TOKEN);
     h.sim.control.setDefaultAnswer({ text: "Short answer." });

@@ -116,9 +116,10 @@ function identities(mode: IdentityMode, linked: Record<string, string>) {
     mode,
     vault: {
       tokenOf: ({ team, user }) => (team === "T1" ? linked[user] : undefined),
-      unlink: () => true,
+      unlinkIf: () => true,
     },
     sharedToken: "shared-token",
+    confirmRefusal: async () => true,
     onUnusable: (owner, reason) => told.push(`${owner.user} ${reason}`),
     onNotOwner: (asker, reason, threadOwner) =>
       told.push(`${asker.user} ${reason} of ${threadOwner}`),

@@ -72,7 +72,10 @@ describe("a bearer token as a person", () => {
       maxRetries: 0,
       credentials: {
         resolve: () => ({ identity: "U0ALICE", token: "alice-token", personal: true }),
-        refused: (c) => refused.push(c.identity),
+        refused: (c) => {
+          refused.push(c.identity);
+          return "forgotten";
+        },
       },
     });
     await expect(personal.listThreads({}, { party: "U0ALICE" })).rejects.toBeInstanceOf(
@@ -80,5 +83,23 @@ describe("a bearer token as a person", () => {
     );
     expect(refused).toEqual(["U0ALICE"]);
     await personal.close();
+  });
+
+  it("refuses every token while the service refuses everyone, as it refuses a revoked one", async () => {
+    sim.control.refuseEveryToken(true);
+    for (const token of ["alice-token", "bob-token"]) {
+      const answer = await new ServiceFetch(sim.url, token).call("GET", "/v1/threads");
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get("www-authenticate")).toBe('Bearer realm="assistant"');
+    }
+    sim.control.refuseEveryToken(false);
+    expect((await new ServiceFetch(sim.url, "alice-token").call("GET", "/v1/threads")).status).toBe(
+      200,
+    );
+    sim.control.refuseEveryToken(true);
+    sim.control.resetFaults();
+    expect((await new ServiceFetch(sim.url, "bob-token").call("GET", "/v1/threads")).status).toBe(
+      200,
+    );
   });
 });
