@@ -11,7 +11,8 @@ import type { TurnRunner } from "./turn-runner.js";
 
 /**
  * `deferred`: recorded while the bot stops, answered at the next start. `over_limit`: the
- * person already has `maxQueuedPerPerson` unfinished turns; recorded as finished, not answered.
+ * person already has `maxQueuedPerPerson` unfinished turns; recorded as finished, without its
+ * text, not answered.
  */
 export type AcceptResult = "accepted" | "duplicate" | "ignored" | "deferred" | "over_limit";
 /** `failed`: the service did not take the stop (after retries); the answer goes on. */
@@ -112,8 +113,10 @@ export class Bridge {
       messageTs: inbound.ts,
       user: inbound.user,
       authorTeam: inbound.authorTeam ?? inbound.team,
-      content: inbound.text,
-      notes: inbound.hasFiles ? [FILES_NOTE] : [],
+      // A refused question is never answered, so nothing of what it says is kept: its row
+      // only recognises a Slack retry of the message.
+      content: overLimit ? "" : inbound.text,
+      notes: !overLimit && inbound.hasFiles ? [FILES_NOTE] : [],
     });
     if (!turn) return "duplicate";
     if (overLimit) {

@@ -1,5 +1,5 @@
 import { BotTokenSealBroken, openBotToken, sealBotToken } from "../slack/bot-token-seal.js";
-import type { InstallationStore, LinkedTokenStore } from "../store/stores.js";
+import type { InstallationStore, LinkedTokenStore, Stores } from "../store/stores.js";
 import { openToken, sealToken, TokenSealBroken } from "./token-cipher.js";
 
 export interface RotationResult {
@@ -94,24 +94,28 @@ export function rotateTokenKey(
 
 /**
  * The whole rotation: people's linked tokens and the installations' bot tokens (several
- * workspaces). Both are checked before either is changed: a token under neither key
- * refuses the rotation and nothing moves.
+ * workspaces), read, checked and sealed again in one transaction with the database to
+ * itself (`Stores.exclusively`): every token moves or none does, a failure midway included.
+ * A token under neither key refuses the rotation before anything is written; a bot running
+ * on the database refuses it (DatabaseInUse) before anything is read.
  */
 export function rotateAllKeys(
-  stores: { linkedTokens: LinkedTokenStore; installations: InstallationStore },
+  stores: Pick<Stores, "linkedTokens" | "installations" | "exclusively">,
   currentKey: Buffer,
   newKey: Buffer,
 ): { linked: RotationResult; bots: RotationResult } {
   const keys = { currentKey, newKey };
-  const linked = linkedPlan(stores.linkedTokens, keys);
-  const bots = botPlan(stores.installations, keys);
-  if (linked.broken + bots.broken > 0) throw new RotationRefused(linked.broken + bots.broken);
-  stores.linkedTokens.reseal(linked.resealed);
-  stores.installations.reseal(bots.resealed);
-  return {
-    linked: { rotated: linked.resealed.length, already: linked.already },
-    bots: { rotated: bots.resealed.length, already: bots.already },
-  };
+  return stores.exclusively(() => {
+    const linked = linkedPlan(stores.linkedTokens, keys);
+    const bots = botPlan(stores.installations, keys);
+    if (linked.broken + bots.broken > 0) throw new RotationRefused(linked.broken + bots.broken);
+    stores.linkedTokens.reseal(linked.resealed);
+    stores.installations.reseal(bots.resealed);
+    return {
+      linked: { rotated: linked.resealed.length, already: linked.already },
+      bots: { rotated: bots.resealed.length, already: bots.already },
+    };
+  });
 }
 
 /** The value, or undefined when it throws `Broken` (a seal that does not open). */

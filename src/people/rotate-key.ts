@@ -1,13 +1,15 @@
 import { PeopleSettingError, readRotationConfig } from "../config-people.js";
 import { openStores } from "../store/open.js";
-import type { Stores } from "../store/stores.js";
+import { DatabaseInUse, type Stores } from "../store/stores.js";
 import { RotationRefused, rotateAllKeys } from "./key-rotation.js";
 
 /**
  * The key rotation of `npm run rotate-key`: seals every linked token, and every installation's
- * bot token, again under NEW_TOKEN_ENCRYPTION_KEY. Run it while the bot is stopped (every
- * replica, with PostgreSQL; a SQLite file refuses a second process), then start the bot with
- * TOKEN_ENCRYPTION_KEY set to the new key. Prints counts only, never a token or a key.
+ * bot token, again under NEW_TOKEN_ENCRYPTION_KEY, in one transaction. Run it while the bot is
+ * stopped, then start the bot with TOKEN_ENCRYPTION_KEY set to the new key. A bot still running
+ * refuses it: on SQLite the file's lock (the open fails, "database is locked"), on PostgreSQL
+ * any replica's connection or live lease (DatabaseInUse). Prints counts only, never a token or
+ * a key.
  */
 export function runRotation(env: Record<string, string | undefined>): {
   code: number;
@@ -40,6 +42,8 @@ export function runRotation(env: Record<string, string | undefined>): {
   } catch (error) {
     if (error instanceof RotationRefused)
       return { code: 1, line: `Key rotation refused: ${error.message}.` };
+    if (error instanceof DatabaseInUse)
+      return { code: 1, line: `Key rotation refused: ${error.message}. Nothing was changed.` };
     throw error;
   } finally {
     stores.close();

@@ -308,7 +308,27 @@ export interface Stores {
   assistantChoices: AssistantChoiceStore;
   leases: LeaseStore;
   installations: InstallationStore;
+  /**
+   * Runs `fn` (calls on these stores) as the database's only user, in one transaction: its
+   * writes all stand or, when it throws, none does. Throws DatabaseInUse, before `fn` runs,
+   * while a bot is running on the same database (`npm run rotate-key`). SQLite: the file's
+   * lock, held from the open, already keeps every other process out. PostgreSQL: every bot's
+   * store connection holds a shared advisory lock (postgres/replica-lock.ts), and a live
+   * conversation lease also counts. Memory: nobody else can see it, and nothing is undone
+   * when `fn` throws (its writes do not fail).
+   */
+  exclusively<T>(fn: () => T): T;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
   close(): void;
+}
+
+/** `Stores.exclusively` found a bot running on the database: nothing was done. */
+export class DatabaseInUse extends Error {
+  constructor(detail?: string) {
+    super(
+      `a bot is still running on this database: stop every replica first${detail ? ` (${detail})` : ""}`,
+    );
+    this.name = "DatabaseInUse";
+  }
 }

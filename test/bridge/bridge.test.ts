@@ -1,10 +1,15 @@
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
+import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
 import { fakeCore, quiet } from "../support/fake-core.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { postgresStores } from "../support/postgres.js";
+import { tempFolder } from "../support/temp-folder.js";
+import { distinctiveText, sqliteFilesHolding } from "../support/text-on-disk.js";
 
 function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
   const clock = new ManualClock();
@@ -97,6 +102,40 @@ describe("Bridge.accept", () => {
     });
     await s.bridge.idle();
     expect(s.service.count("startRun")).toBe(1);
+  });
+
+  it.each([
+    ["memory", () => ({ stores: memoryStores(), path: undefined })],
+    [
+      "sqlite",
+      () => {
+        const path = join(tempFolder("over-limit-"), "bridge.db");
+        return { stores: openSqliteStores(path), path };
+      },
+    ],
+    ["postgres", () => ({ stores: postgresStores(), path: undefined })],
+  ])("keeps nothing of a question refused past the limit (%s)", async (_name, open) => {
+    const { stores, path } = open();
+    const s = setup(stores, 1);
+    expect(s.bridge.accept(inbound())).toBe("accepted");
+    const question = distinctiveText("REFUSED", 9_000);
+    const over = inbound({ text: question, hasFiles: true });
+    expect(s.bridge.accept(over)).toBe("over_limit");
+    await s.bridge.idle();
+    // The row stays (a Slack retry of the message is a duplicate), and holds no text of it.
+    expect(s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
+      state: "finished",
+      content: "",
+      serviceContent: null,
+      notes: [],
+      error: null,
+    });
+    expect(s.bridge.accept({ ...over })).toBe("duplicate");
+    if (path) {
+      expect(sqliteFilesHolding(path, [question])).toEqual([]);
+      stores.close();
+      expect(sqliteFilesHolding(path, [question])).toEqual([]);
+    }
   });
 
   it("only records while closing, and answers what it recorded at the next start", async () => {

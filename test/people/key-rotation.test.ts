@@ -1,12 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { adminQuery } from "../../src/devtools/throwaway-postgres.js";
 import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people/key-rotation.js";
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
 import { openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
+import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
+import { DatabaseInUse, type Stores } from "../../src/store/stores.js";
+import { postgresUrl, testDatabase, testSchema } from "../support/postgres.js";
 import { tempFolder } from "../support/temp-folder.js";
 
 const PEOPLE = [
@@ -120,5 +125,212 @@ describe("key rotation", () => {
     expect(
       runRotation({ TOKEN_ENCRYPTION_KEY: key, NEW_TOKEN_ENCRYPTION_KEY: key }).line,
     ).toContain("is the same key as TOKEN_ENCRYPTION_KEY");
+  });
+});
+
+/** Where a rotation runs: a SQLite file or a PostgreSQL schema of the test's own. */
+interface Place {
+  open(now?: () => number): Stores;
+  /** From now on every UPDATE of `table` fails (a disk in trouble, say), until the test ends. */
+  failUpdatesOf(table: string): Promise<void>;
+}
+
+const places: [string, () => Place][] = [
+  [
+    "sqlite",
+    () => {
+      const path = join(tempFolder("rotate-"), "bridge.db");
+      return {
+        open: (now) => openSqliteStores(path, now),
+        // The file is locked while stores are open: the caller closes them first.
+        failUpdatesOf: async (table) => {
+          const db = new Database(path);
+          db.exec(`CREATE TRIGGER fail_${table} BEFORE UPDATE ON ${table}
+                   BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
+          db.close();
+        },
+      };
+    },
+  ],
+  [
+    "postgres",
+    () => {
+      const schema = testSchema();
+      return {
+        open: (now) => {
+          const stores = openPostgresStores(postgresUrl(), now, { schema });
+          onTestFinished(() => stores.close());
+          return stores;
+        },
+        failUpdatesOf: (table) =>
+          adminQuery(
+            postgresUrl(),
+            `CREATE FUNCTION ${schema}.fail_${table}() RETURNS trigger LANGUAGE plpgsql
+               AS $$ BEGIN RAISE EXCEPTION 'disk trouble'; END $$;
+             CREATE TRIGGER fail_${table} BEFORE UPDATE ON ${schema}.${table}
+               FOR EACH ROW EXECUTE FUNCTION ${schema}.fail_${table}()`,
+          ),
+      };
+    },
+  ],
+];
+
+/** Two people's tokens and two installations' bot tokens, sealed under `key`. */
+function seed(stores: Stores, key: Buffer): void {
+  const vault = new TokenVault({ key, store: stores.linkedTokens });
+  for (const p of PEOPLE) vault.link(p, p.token);
+  for (const team of ["T1", "T2"]) {
+    stores.installations.put({
+      enterprise: "",
+      team,
+      teamName: null,
+      enterpriseName: null,
+      appId: null,
+      botUserId: "UBOT",
+      botId: "BBOT",
+      botScopes: [],
+      sealedBotToken: sealBotToken(key, { enterprise: "", team }, `xoxb-${team}`),
+      installerUserId: null,
+    });
+  }
+}
+
+/** Under which of the keys each token (linked, then bot) opens: "old", "new" or "neither". */
+function keysOpening(stores: Stores, oldKey: Buffer, newKey: Buffer): string[] {
+  const under = (open: (key: Buffer) => string | undefined) =>
+    open(oldKey) !== undefined ? "old" : open(newKey) !== undefined ? "new" : "neither";
+  const quietly = (open: () => string) => {
+    try {
+      return open();
+    } catch {
+      return undefined;
+    }
+  };
+  return [
+    ...PEOPLE.map((p) =>
+      under((key) => new TokenVault({ key, store: stores.linkedTokens }).tokenOf(p)),
+    ),
+    ...stores.installations
+      .list()
+      .map((i) => under((key) => quietly(() => openBotToken(key, i, i.sealedBotToken)))),
+  ];
+}
+
+describe.each(places)("key rotation on %s", (_name, place) => {
+  it("re-seals linked tokens and bot tokens in one transaction: a failure midway moves none", async () => {
+    const at = place();
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const before = at.open();
+    seed(before, oldKey);
+    before.close();
+    // The linked tokens are written first; the installations' update then fails.
+    await at.failUpdatesOf("installations");
+
+    const stores = at.open();
+    expect(() => rotateAllKeys(stores, oldKey, newKey)).toThrow(/disk trouble/);
+    expect(keysOpening(stores, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    stores.close();
+  });
+});
+
+describe("key rotation while a bot runs", () => {
+  it("on SQLite is refused by the file's lock, and changes nothing", () => {
+    const path = join(tempFolder("rotate-"), "bridge.db");
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const bot = openSqliteStores(path);
+    seed(bot, oldKey);
+    const env = {
+      DATABASE_PATH: path,
+      TOKEN_ENCRYPTION_KEY: oldKey.toString("base64"),
+      NEW_TOKEN_ENCRYPTION_KEY: newKey.toString("base64"),
+    };
+    const refused = runRotation(env);
+    expect(refused.code).toBe(1);
+    expect(refused.line).toMatch(
+      /^Key rotation failed: Cannot open the database at .*bridge\.db: database is locked \(another process holds it: is another copy of the bot running on this file\?\)$/,
+    );
+    expect(keysOpening(bot, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    bot.close();
+    expect(runRotation(env).code).toBe(0);
+  }, 20_000);
+
+  it("on PostgreSQL is refused while any replica is connected, idle or not, and changes nothing", () => {
+    const schema = testSchema();
+    const open = () => openPostgresStores(postgresUrl(), () => 1_000, { schema });
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const replica = open();
+    onTestFinished(() => replica.close());
+    seed(replica, oldKey);
+    const rotation = open();
+    onTestFinished(() => rotation.close());
+
+    expect(() => rotateAllKeys(rotation, oldKey, newKey)).toThrow(
+      new DatabaseInUse("another connection of a bot holds it"),
+    );
+    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    replica.close();
+    expect(rotateAllKeys(rotation, oldKey, newKey).linked.rotated).toBe(2);
+    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
+  });
+
+  it("on PostgreSQL is refused while a conversation lease is live, even with its replica gone", () => {
+    const schema = testSchema();
+    let now = 1_000;
+    const open = () => openPostgresStores(postgresUrl(), () => now, { schema });
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const replica = open();
+    seed(replica, oldKey);
+    const conversation = replica.conversations.ensure(
+      { team: "T1", channel: "C1", threadTs: "1.1" },
+      "asst",
+    );
+    expect(replica.leases.claim(conversation.id, "replica-1", 15_000)).toBe("claimed");
+    // Killed: its connection is gone, its lease runs on until it expires.
+    replica.close();
+    const rotation = open();
+    onTestFinished(() => rotation.close());
+
+    expect(() => rotateAllKeys(rotation, oldKey, newKey)).toThrow(
+      new DatabaseInUse(
+        "1 conversation lease is live; a replica that was killed lets go of its leases within 15 s",
+      ),
+    );
+    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    now += 15_000;
+    expect(rotateAllKeys(rotation, oldKey, newKey).bots.rotated).toBe(2);
+    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
+  });
+
+  it("on PostgreSQL keeps a replica from starting while it runs", () => {
+    const schema = testSchema();
+    const open = () => openPostgresStores(postgresUrl(), () => 1_000, { schema });
+    const rotation = open();
+    onTestFinished(() => rotation.close());
+    rotation.exclusively(() => {
+      expect(open).toThrow(
+        /cannot connect to PostgreSQL: npm run rotate-key is running on this database; start the bot again once it has finished/,
+      );
+    });
+    open().close();
+  });
+
+  it("as `npm run rotate-key` on PostgreSQL says so in one sentence", async () => {
+    const url = await testDatabase();
+    const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+    const replica = openPostgresStores(url);
+    onTestFinished(() => replica.close());
+    seed(replica, oldKey);
+    const env = {
+      DATABASE_URL: url,
+      TOKEN_ENCRYPTION_KEY: oldKey.toString("base64"),
+      NEW_TOKEN_ENCRYPTION_KEY: newKey.toString("base64"),
+    };
+    expect(runRotation(env)).toEqual({
+      code: 1,
+      line: "Key rotation refused: a bot is still running on this database: stop every replica first (another connection of a bot holds it). Nothing was changed.",
+    });
+    expect(keysOpening(replica, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    replica.close();
+    expect(runRotation(env)).toMatchObject({ code: 0 });
   });
 });

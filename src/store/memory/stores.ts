@@ -20,6 +20,7 @@ export function memoryStores(now: () => number = Date.now): Stores {
     assistantChoices: new MemoryAssistantChoiceStore(),
     leases: new MemoryLeaseStore(turns, now),
     installations: new MemoryInstallationStore(now),
+    exclusively: (fn) => fn(),
     ping: () => true,
     close: () => undefined,
   };

@@ -7,6 +7,7 @@ import { PostgresInstallationStore } from "./installations.js";
 import { PostgresLeaseStore } from "./leases.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
+import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
 import { PostgresSettingsStore } from "./settings.js";
 import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
 import { PostgresTurnStore } from "./turns.js";
@@ -24,7 +25,8 @@ export function openPostgresStores(
 ): Stores {
   let db: SyncPostgres | undefined;
   try {
-    db = new SyncPostgres(url, options);
+    // Every store connection says a bot runs here, for as long as it is open (replica-lock.ts).
+    db = new SyncPostgres(url, { ...options, onConnect: [replicaLock(options.schema)] });
     migrate(db, now);
   } catch (error) {
     db?.close();
@@ -41,6 +43,11 @@ export function openPostgresStores(
     assistantChoices: new PostgresAssistantChoiceStore(open, now),
     leases: new PostgresLeaseStore(open, now),
     installations: new PostgresInstallationStore(open, now),
+    exclusively: (fn) =>
+      open.transaction(() => {
+        refuseWhileReplicasRun(open, now());
+        return fn();
+      }),
     ping: () => open.ping(),
     close: () => open.close(),
   };

@@ -48,6 +48,21 @@ export interface SyncPostgresOptions {
   connectTimeoutMs?: number;
   /** A write sent with `post` failed: told when the next call is answered. Default: nothing. */
   onLateError?: (error: PostgresError) => void;
+  /**
+   * Statements every new connection runs before anything else (the first, and each one
+   * opened after a connection was lost): a store connection's replica lock (replica-lock.ts).
+   */
+  onConnect?: readonly ConnectStep[];
+}
+
+/**
+ * A statement a new connection runs first. With `refusal`, it answers one row whose first
+ * column must be true: otherwise the connection is refused, with that sentence.
+ */
+export interface ConnectStep {
+  sql: string;
+  params: readonly unknown[];
+  refusal?: string;
 }
 
 export interface QueryResult<R> {
@@ -236,7 +251,13 @@ export class SyncPostgres {
     const pgPath = createRequire(import.meta.url).resolve("pg");
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { pgPath, port: port2, flag: flag.buffer, config: this.config },
+      workerData: {
+        pgPath,
+        port: port2,
+        flag: flag.buffer,
+        config: this.config,
+        onConnect: this.options.onConnect ?? [],
+      },
       transferList: [port2],
     });
     // Its failures reach the caller as answers or timeouts; an unheard 'error' would end the process.

@@ -6,9 +6,11 @@
  * file does not load. A string loads the same under tsx, vitest and `node dist/`.
  *
  * It holds one `pg.Client`, connected on the first query and again on the first query after
- * the connection was lost. Each request `{ sql, params, session? }` arrives on the port; the
- * answer `{ rows, rowCount, session }` or `{ error: { message, code } }` is posted back, then
- * the shared flag is set and the waiting thread woken. `session` counts connections: a
+ * the connection was lost; each new connection first runs the `onConnect` steps, and is
+ * given up (the query fails, as any failed connect) when one fails or refuses. Each request
+ * `{ sql, params, session? }` arrives on the port; the answer `{ rows, rowCount, session }` or
+ * `{ error: { message, code } }` is posted back, then the shared flag is set and the waiting
+ * thread woken. `session` counts connections: a
  * transaction's statements carry the one it began on, and are refused on any other (after a
  * reconnect they would run outside the transaction, each committed on its own).
  *
@@ -32,7 +34,7 @@ try {
   loadError = error;
 }
 
-const { port, config } = workerData;
+const { port, config, onConnect } = workerData;
 const flag = new Int32Array(workerData.flag);
 let client;
 let session = 0;
@@ -69,6 +71,11 @@ async function connection() {
     c.on("error", () => forget(c));
     c.on("end", () => forget(c));
     await c.connect();
+    for (const step of onConnect) {
+      const result = await c.query(step.sql, step.params.length > 0 ? step.params : undefined);
+      const row = result.rows[0];
+      if (step.refusal && !(row && Object.values(row)[0] === true)) throw new Error(step.refusal);
+    }
   } catch (error) {
     if (c) c.end().catch(() => undefined);
     throw Object.assign(error instanceof Error ? error : new Error(String(error)), { phase: "connect" });

@@ -163,7 +163,16 @@ const MIGRATIONS: readonly string[] = [
      team TEXT PRIMARY KEY,
      enterprise TEXT NOT NULL
    );`,
+  // 16: nothing in the schema. From here on `secure_delete` is on (openDatabase), and a file
+  // written before (its purged texts may still lie in free space) is VACUUMed once (migrate).
+  "-- secure_delete from here on",
 ];
+
+/**
+ * Files whose schema is older than this were written without `secure_delete`: what their
+ * purges and deletes freed may still hold the old texts, so they are rebuilt once (VACUUM).
+ */
+const SECURE_DELETE_SINCE = 16;
 
 export class DatabaseOpenError extends Error {
   constructor(path: string, cause: unknown) {
@@ -209,6 +218,12 @@ export function openDatabase(path: string): Db {
     // ~5 ms to ~25–40 ms at the median, far inside Slack's 3 s. Cheap enough that every
     // write pays it, rather than a list of the writes that must, kept in step with the code.
     db.pragma("synchronous = FULL");
+    // What a purge or a delete frees is overwritten with zeros, in the row's page and in the
+    // overflow pages a long text takes, instead of being left in free space where the file
+    // would still hold it (store/retention.ts). FAST would leave freed overflow pages as they
+    // were, so a long question would stay readable. What it costs is measured in
+    // bench/secure-delete.ts (README, "What is kept, and for how long").
+    db.pragma("secure_delete = ON");
     db.pragma("foreign_keys = ON");
     // Takes the lock now (it is kept until close), so a conflict shows at start.
     db.exec("BEGIN EXCLUSIVE; COMMIT;");
@@ -235,4 +250,19 @@ function migrate(db: Db): void {
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();
   }
+  // A file from before secure_delete: rebuilt without its free space (the purged texts in it).
+  if (current > 0 && current < SECURE_DELETE_SINCE) {
+    db.exec("VACUUM");
+    truncateWal(db);
+  }
+}
+
+/**
+ * Copies the WAL into the file and empties it (TRUNCATE), so that the page images written
+ * before a purge (which hold the texts it removed) are gone from the -wal file too. Without
+ * it they would stay there until overwritten by later writes. The file itself holds the
+ * purged pages only as zeros (secure_delete).
+ */
+export function truncateWal(db: Db): void {
+  db.pragma("wal_checkpoint(TRUNCATE)");
 }

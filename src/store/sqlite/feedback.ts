@@ -1,6 +1,6 @@
 import { type FeedbackRow as Row, toFeedback } from "../rows.js";
 import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
-import type { Db } from "./db.js";
+import { type Db, truncateWal } from "./db.js";
 
 /** Feedback in SQLite: the `feedback` table, one row per (turn, person). */
 export class SqliteFeedbackStore implements FeedbackStore {
@@ -9,7 +9,7 @@ export class SqliteFeedbackStore implements FeedbackStore {
   private readonly purgeStmt;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.upsertStmt = db.prepare<[string, string, FeedbackValue, number], Row>(
@@ -35,6 +35,9 @@ export class SqliteFeedbackStore implements FeedbackStore {
   }
 
   purge(before: number, limit: number): number {
-    return this.purgeStmt.run(before, limit).changes;
+    const deleted = this.purgeStmt.run(before, limit).changes;
+    // As for turns' texts (turns.ts): the deleted rows are zeros in the file, gone from the -wal.
+    if (deleted > 0) truncateWal(this.db);
+    return deleted;
   }
 }

@@ -22,6 +22,8 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     assistantChoices: new SqliteAssistantChoiceStore(db, now),
     leases: new SqliteLeaseStore(db, now),
     installations: new SqliteInstallationStore(db, now),
+    // The file is this process's alone from the open (db.ts): no other bot can be on it.
+    exclusively: (fn) => db.transaction(fn).immediate(),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: () => db.close(),
   };

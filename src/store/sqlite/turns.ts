@@ -3,7 +3,7 @@ import type { TurnStore } from "../stores.js";
 import { applyTurnEvent, type NewTurn, receivedTurn, type Turn, type TurnEvent } from "../turn.js";
 import { TurnEvents } from "../turn-events.js";
 import { CHANGEABLE, type TurnRow as Row, toChange, toNewRow, toTurn } from "../turn-rows.js";
-import type { Db } from "./db.js";
+import { type Db, truncateWal } from "./db.js";
 
 /** The turns in SQLite; every transition is checked by the state machine, then written whole. */
 export class SqliteTurnStore extends TurnEvents implements TurnStore {
@@ -132,7 +132,11 @@ export class SqliteTurnStore extends TurnEvents implements TurnStore {
   }
 
   purgeTexts(finishedBefore: number, limit: number): number {
-    return this.purgeStmt.run({ before: finishedBefore, limit, now: this.now() }).changes;
+    const purged = this.purgeStmt.run({ before: finishedBefore, limit, now: this.now() }).changes;
+    // The file overwrites what the UPDATE freed (secure_delete); the -wal still holds the
+    // pages as they were before it until emptied.
+    if (purged > 0) truncateWal(this.db);
+    return purged;
   }
 
   protected apply(id: string, event: TurnEvent): Turn {
