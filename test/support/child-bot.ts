@@ -157,7 +157,10 @@ export function spawnChildBot(env: Record<string, string>): ChildBot {
         const check = () => {
           const line = logs.find((l) => pattern.test(l));
           if (line !== undefined) finish(() => resolve(line));
-          else if (exit) finish(() => reject(new Error(`the bot exited waiting for ${pattern}`)));
+          else if (exit) {
+            const said = `${JSON.stringify(exit)}: ${stderr.slice(-2_000)}`;
+            finish(() => reject(new Error(`the bot exited waiting for ${pattern} (${said})`)));
+          }
         };
         const timer = setTimeout(
           () =>
