@@ -103,8 +103,7 @@ export class Bridge {
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
     const conversation = found ?? conversations.ensure(key, this.deps.assistantFor(inbound));
-    const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
-    const overLimit = turns.unfinishedCountBy(inbound.team, inbound.user) >= limit;
+    const overLimit = this.overLimit(inbound.team, inbound.user);
     const turn = turns.create({
       conversationId: conversation.id,
       team: inbound.team,
@@ -122,6 +121,7 @@ export class Bridge {
     if (overLimit) {
       // Kept as finished, so that a Slack retry of this message is not answered later either.
       turns.finish(turn.id, { outcome: "error" });
+      const limit = this.deps.maxQueuedPerPerson;
       this.deps.logger.info({ turn: turn.id, limit }, "turn refused: too many queued turns");
       return "over_limit";
     }
@@ -135,6 +135,17 @@ export class Bridge {
     );
     this.afterAck(() => this.attend(conversation.id));
     return "accepted";
+  }
+
+  /**
+   * Whether this person already has as many unfinished turns as they may: a message of
+   * theirs now is recorded as `over_limit`, not answered. Read without writing anything, so
+   * the Slack edge can spend nothing more (no name lookups) on a message that will not be
+   * answered.
+   */
+  overLimit(team: string, user: string): boolean {
+    const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
+    return this.deps.turns.unfinishedCountBy(team, user) >= limit;
   }
 
   /**

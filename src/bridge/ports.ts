@@ -194,7 +194,16 @@ export interface ThreadMessage {
   files: string[];
   /** Written by this bot (its replies, a question it posted): never passed on. */
   bySelf: boolean;
+  /**
+   * Left out by the rule of who the bot answers: its author is someone the bot does not
+   * answer (`refused`: another organisation, a guest where guests are not answered), or
+   * could not be checked in time (`unchecked`). Such a message is counted, never quoted:
+   * the reader keeps only its ts, with no author, text or files.
+   */
+  withheld?: Withheld;
 }
+
+export type Withheld = "refused" | "unchecked";
 
 export interface ThreadHistoryRequest {
   team: string;

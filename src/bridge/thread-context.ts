@@ -1,4 +1,4 @@
-import type { ThreadMessage } from "./ports.js";
+import type { ThreadMessage, Withheld } from "./ports.js";
 
 /**
  * The one rule for what a turn passes on to the service besides its question: the people's
@@ -9,6 +9,9 @@ import type { ThreadMessage } from "./ports.js";
  *   thread before the question when nothing was passed on yet) and before the question.
  * - Never: the bot's own messages, and messages that reach the service as questions of
  *   their own (`questions`), so nothing is sent twice.
+ * - Only from people the bot answers: a message whose author the bot does not answer, or
+ *   could not check (`withheld`), is counted in a line of its own and never quoted; neither
+ *   its author nor its files are named.
  * - Over `budgetChars`, the first of those messages and the most recent ones are kept, and
  *   a line in between says how many were left out.
  * - With nothing unseen the content is the question alone, exactly as the person wrote it.
@@ -26,7 +29,10 @@ export interface ThreadContextInput {
   passedThrough: string | null;
   /** ts of messages that reach the service as questions of their own. */
   questions: ReadonlySet<string>;
-  /** Most characters the earlier messages may take, marker line included; 0 passes none. */
+  /**
+   * Most characters the earlier messages may take, marker line included; 0 passes none. The
+   * line counting withheld messages is outside it (it is short, and quotes nothing).
+   */
   budgetChars: number;
 }
 
@@ -37,6 +43,8 @@ export interface ThreadContext {
   included: number;
   /** How many unseen messages the budget left out. */
   leftOut: number;
+  /** How many unseen messages were withheld, by why: their authors are not answered. */
+  withheld: Record<Withheld, number>;
 }
 
 /**
@@ -56,7 +64,10 @@ export function compareTs(a: string, b: string): number {
   return af === bf ? 0 : af < bf ? -1 : 1;
 }
 
-/** The messages of the thread the assistant has not seen, oldest first. */
+/**
+ * The messages of the thread the assistant has not seen, oldest first: withheld ones
+ * included (they are counted, not quoted: see `composeThreadContext`).
+ */
 export function unseenMessages(
   input: Pick<ThreadContextInput, "messages" | "questionTs" | "passedThrough" | "questions">,
 ): ThreadMessage[] {
@@ -68,7 +79,7 @@ export function unseenMessages(
         !questions.has(m.ts) &&
         compareTs(m.ts, questionTs) < 0 &&
         (passedThrough === null || compareTs(m.ts, passedThrough) > 0) &&
-        (m.text.trim() !== "" || m.files.length > 0),
+        (m.withheld !== undefined || m.text.trim() !== "" || m.files.length > 0),
     )
     .sort((a, b) => compareTs(a.ts, b.ts));
 }
@@ -87,6 +98,14 @@ export function renderMessage(message: ThreadMessage): string {
 }
 
 const leftOutLine = (count: number) => `[… ${count} message${count === 1 ? "" : "s"} left out …]`;
+
+/** The line counting withheld messages: how many, and why; never whose. */
+export function withheldLine(reason: Withheld, count: number): string {
+  const messages = `${count} message${count === 1 ? "" : "s"}`;
+  return reason === "refused"
+    ? `[… ${messages} from ${count === 1 ? "someone" : "people"} the bot does not answer left out …]`
+    : `[… ${messages} left out: the bot could not check who wrote ${count === 1 ? "it" : "them"} …]`;
+}
 
 /** Cuts a rendered message to `max` characters, saying so. */
 function cut(line: string, max: number): string {
@@ -131,9 +150,21 @@ export function fitToBudget(
 
 /** The service message for a turn: the unseen thread, then the question, clearly apart. */
 export function composeThreadContext(input: ThreadContextInput): ThreadContext {
+  const withheld: Record<Withheld, number> = { refused: 0, unchecked: 0 };
+  if (input.budgetChars <= 0) return { content: input.question, included: 0, leftOut: 0, withheld };
   const unseen = unseenMessages(input);
-  const { lines, included, leftOut } = fitToBudget(unseen, input.budgetChars);
-  if (lines.length === 0) return { content: input.question, included: 0, leftOut };
+  const passable: ThreadMessage[] = [];
+  for (const m of unseen) {
+    if (m.withheld === undefined) passable.push(m);
+    else withheld[m.withheld] += 1;
+  }
+  const fitted = fitToBudget(passable, input.budgetChars);
+  const { included, leftOut } = fitted;
+  const lines = [...fitted.lines];
+  for (const reason of ["refused", "unchecked"] as const) {
+    if (withheld[reason] > 0) lines.push(withheldLine(reason, withheld[reason]));
+  }
+  if (lines.length === 0) return { content: input.question, included: 0, leftOut, withheld };
   const heading =
     input.passedThrough === null
       ? "Earlier messages in this Slack thread, oldest first:"
@@ -148,5 +179,5 @@ export function composeThreadContext(input: ThreadContextInput): ThreadContext {
     `Question from ${input.askerName}:`,
     input.question,
   ].join("\n");
-  return { content, included, leftOut };
+  return { content, included, leftOut, withheld };
 }

@@ -1,6 +1,6 @@
 import type { Conversation, ConversationStore, TurnStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
-import type { BridgeLogger, ThreadHistory } from "./ports.js";
+import type { BridgeLogger, ThreadHistory, Withheld } from "./ports.js";
 import { compareTs, composeThreadContext } from "./thread-context.js";
 import type { StepContext } from "./turn-step.js";
 
@@ -19,6 +19,15 @@ export const HISTORY_NOTE =
 
 const leftOutNote = (count: number) =>
   `This thread is long: ${count} of its earlier message${count === 1 ? " was" : "s were"} left out of what the assistant saw.`;
+
+/** Says how many of the thread's messages were withheld, and why; never whose. */
+export function withheldNote(reason: Withheld, count: number): string {
+  const one = count === 1;
+  const left = `${count} earlier message${one ? " in this thread was" : "s in this thread were"} left out of what the assistant saw`;
+  return reason === "refused"
+    ? `${left}: ${one ? "it is from someone" : "they are from people"} I don't answer.`
+    : `${left}: I couldn't check who wrote ${one ? "it" : "them"} just now.`;
+}
 
 /**
  * What a turn posts to the service: its question, with the thread's messages the assistant
@@ -97,15 +106,13 @@ export class TurnContent {
         questions,
         budgetChars,
       });
-      logger.debug(
-        { turn: turn.id, included: context.included, leftOut: context.leftOut },
-        "thread context composed",
-      );
-      return {
-        content: context.content,
-        through: turn.messageTs,
-        notes: context.leftOut > 0 ? [leftOutNote(context.leftOut)] : [],
-      };
+      const { included, leftOut, withheld } = context;
+      logger.debug({ turn: turn.id, included, leftOut, withheld }, "thread context composed");
+      const notes = leftOut > 0 ? [leftOutNote(leftOut)] : [];
+      for (const reason of ["refused", "unchecked"] as const) {
+        if (withheld[reason] > 0) notes.push(withheldNote(reason, withheld[reason]));
+      }
+      return { content: context.content, through: turn.messageTs, notes };
     } catch (error) {
       logger.warn(
         { turn: turn.id, err: error instanceof Error ? error.message : String(error) },

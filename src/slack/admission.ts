@@ -35,6 +35,11 @@ export interface Author {
    * with other organisations that carries no `user_team`): users.info must confirm it.
    */
   confirm?: boolean;
+  /**
+   * An integration's message (an app posting without a user, as in a thread's history):
+   * nobody to look up and no guest account, so the organisation it names decides alone.
+   */
+  app?: boolean;
 }
 
 /** What every Slack entry point needs to apply the rule: keys, the rule, the refusal note. */
@@ -92,6 +97,7 @@ export class Admission {
     const named = [author.team, author.enterprise].some(
       (id) => id !== undefined && allowed.has(id),
     );
+    if (author.app === true) return named ? undefined : "outsider";
     const provenByPayload = named && author.confirm !== true;
     if (provenByPayload && this.options.allowGuests) return undefined;
 

@@ -1,5 +1,11 @@
-import type { ThreadHistory, ThreadHistoryRequest, ThreadMessage } from "../bridge/ports.js";
+import type {
+  ThreadHistory,
+  ThreadHistoryRequest,
+  ThreadMessage,
+  Withheld,
+} from "../bridge/ports.js";
 import { type Clock, systemClock } from "../time.js";
+import type { Admission, Author } from "./admission.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { slackTextToPlain } from "./inbound-text.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -24,6 +30,11 @@ export interface HistoryClient {
 export interface SlackThreadHistoryOptions {
   client: HistoryClient;
   users: UserDirectory;
+  /**
+   * Who the bot answers in this workspace (admission.ts): a message passes on only when the
+   * bot would answer its author.
+   */
+  admission: Pick<Admission, "check">;
   /** Messages asked for per page; default 200 (Slack's advice for conversations.replies). */
   pageSize?: number;
   /** Pages read at most for one thread (beyond it the read fails); default 25. */
@@ -63,6 +74,12 @@ const SPOKEN = new Set([undefined, "thread_broadcast", "file_share", "bot_messag
  * waited out (Retry-After) before the same page is asked again. Authors and mentions are
  * shown by display name, through the user directory's cache.
  *
+ * Only people the bot would answer are passed on (contract: Trust): each message's author
+ * goes through the same rule as a message sent to the bot (Admission), once per distinct
+ * author, the organisation Slack names on the message standing for the event's. A message
+ * of anyone else, or of someone who cannot be checked in time, keeps only its ts and why it
+ * was withheld: no author, no text, no files, and its mentions are not looked up.
+ *
  * In a DM with the bot every message is answered, so there is never anything in between to
  * pass on: DMs are not read at all.
  */
@@ -89,23 +106,63 @@ export class SlackThreadHistory implements ThreadHistory {
     const spoken = raw.filter((m) => SPOKEN.has(m.subtype));
     const isSelf = (m: SlackMessage) =>
       m.user === self.userId || (self.botId !== undefined && m.bot_id === self.botId);
-    const people = new Set<string>([request.asker]);
-    for (const m of spoken) {
-      if (isSelf(m)) continue;
-      if (m.user) people.add(m.user);
-      for (const id of mentionedUserIds(m.text)) people.add(id);
-    }
-    await users.resolve(people);
-    const messages = spoken.map(
-      (m): ThreadMessage => ({
+    const others = spoken.filter((m) => !isSelf(m));
+    // Who wrote what, once per person: it names them, and decides what is passed on.
+    const authors = others.flatMap((m) => (m.user ? [m.user] : []));
+    await users.resolve([request.asker, ...authors]);
+    const withheld = await this.judge(others);
+    // Names of the people mentioned, only in what is passed on, within the directory's bounds
+    // per message and per writer; a name not looked up shows as the id.
+    await Promise.all(
+      others
+        .filter((m) => !withheld.has(m) && m.user)
+        .map((m) => users.resolveMentioned(mentionedUserIds(m.text), m.user as string)),
+    );
+    const messages = spoken.map((m): ThreadMessage => {
+      const why = withheld.get(m);
+      if (why !== undefined) {
+        return { ts: m.ts, author: "", text: "", files: [], bySelf: false, withheld: why };
+      }
+      return {
         ts: m.ts,
         author: this.author(m),
         text: isSelf(m) ? "" : slackTextToPlain(m.text, { user: (id) => users.name(id) }),
         files: (m.files ?? []).map((f) => f.name || f.title || "a file"),
         bySelf: isSelf(m),
-      }),
-    );
+      };
+    });
     return { messages, askerName: users.name(request.asker) ?? request.asker };
+  }
+
+  /**
+   * The messages whose authors the bot would not answer, and why: the admission rule, asked
+   * once per distinct author as the message names them. A message naming no author at all
+   * is not passed on.
+   */
+  private async judge(messages: readonly SlackMessage[]): Promise<Map<SlackMessage, Withheld>> {
+    const verdicts = new Map<string, Promise<Withheld | undefined>>();
+    const byMessage = messages.map((m) => {
+      const author = authorOf(m);
+      if (author === undefined) return Promise.resolve<Withheld | undefined>("refused");
+      const key = [author.user, author.team, author.confirm, author.app].join("\u0000");
+      let verdict = verdicts.get(key);
+      if (verdict === undefined) {
+        verdict = this.options.admission
+          .check(author)
+          .then((refusal) =>
+            refusal === undefined ? undefined : refusal === "unchecked" ? "unchecked" : "refused",
+          );
+        verdicts.set(key, verdict);
+      }
+      return verdict;
+    });
+    const results = await Promise.all(byMessage);
+    const withheld = new Map<SlackMessage, Withheld>();
+    messages.forEach((m, i) => {
+      const why = results[i];
+      if (why !== undefined) withheld.set(m, why);
+    });
+    return withheld;
   }
 
   private author(m: SlackMessage): string {
@@ -180,4 +237,21 @@ export class SlackThreadHistory implements ThreadHistory {
     const ms = at - this.clock.now();
     if (ms > 0) await this.clock.sleep(ms, signal);
   }
+}
+
+/**
+ * A thread message's author as the admission rule takes one. `user_team` names the writer's
+ * organisation, as in an event of a shared channel; without it `team` is only a hint (in a
+ * channel shared with other organisations it need not be the writer's, and the message does
+ * not say whether the channel is shared), so users.info confirms it: the same lookup that
+ * names the author, cached per person. An integration posting without a user is judged by
+ * the organisation Slack names for its bot.
+ */
+function authorOf(m: SlackMessage): Author | undefined {
+  if (m.user) {
+    const named = m.user_team || undefined;
+    return { user: m.user, team: named ?? (m.team || undefined), confirm: named === undefined };
+  }
+  const team = m.bot_profile?.team_id || m.team || undefined;
+  return m.bot_id && team ? { user: m.bot_id, team, app: true } : undefined;
 }

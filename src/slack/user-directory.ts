@@ -1,5 +1,6 @@
 import { CallSlots, SlotsFull } from "./call-slots.js";
 import { itemParts, markupItems } from "./markup.js";
+import { TokenBucket } from "./token-bucket.js";
 
 /** What users.info tells of a person, as far as the bot uses it (absent: not said). */
 export interface KnownPerson {
@@ -27,7 +28,28 @@ export interface UserDirectoryOptions {
   maxConcurrent?: number;
   /** Lookups that may wait for one of those; past it a lookup fails at once; default 100. */
   maxWaiting?: number;
+  /** Bounds on lookups made only to show a mentioned person's name (`resolveMentioned`). */
+  mentions?: MentionBounds;
   now?: () => number;
+}
+
+/**
+ * What looking up mentioned people may cost. A mention's name is a nicety (the id is shown
+ * without it), while knowing who wrote a message decides who is answered: the names must
+ * never take the calls, the queue or the rate that decision needs.
+ */
+export interface MentionBounds {
+  /** People not yet known looked up for one message, at most; default 20. */
+  perMessage?: number;
+  /** Lookups one writer's messages may cost per minute (as a burst too); default 40. */
+  perWriterPerMinute?: number;
+  /**
+   * Lookups for names per minute in the workspace; default 50, half of users.info's Tier 4
+   * (100+ a minute): the rest stays for checking who may ask.
+   */
+  perMinute?: number;
+  /** Of `maxConcurrent`, how many calls names may hold at once; default 2. */
+  concurrent?: number;
 }
 
 interface Entry {
@@ -36,20 +58,41 @@ interface Entry {
   expires: number;
 }
 
+/** A name lookup that found the person cached by the time its turn came. */
+const FOUND = Symbol("found");
+
+/** Writers whose allowance for names is remembered; the oldest is forgotten first. */
+const MAX_WRITERS = 1_000;
+
 /**
  * What Slack says of people (names for <@U…> mentions, their organisation, whether they are
  * guests), through a cache so a busy thread costs one users.info call per person per hour.
  * Lookups are bounded: a few in flight at once, a bounded queue behind them, a bounded
  * cache. A failed lookup is not fatal: the caller shows the id, or decides what an unknown
  * person may do.
+ *
+ * Two kinds of lookup share the calls: `resolve` (who someone is: the rule of who may ask
+ * depends on it) and `resolveMentioned` (a mentioned person's name, for display only). The
+ * second is bounded per message, per writer and per minute, and holds at most
+ * `mentions.concurrent` of the calls, in flight or queued: a lookup of who someone is waits
+ * behind no more than those (nor for a name-only lookup of the same person). A message full
+ * of mentions then shows some of them as ids, and everyone else is still checked in time.
  */
 export class UserDirectory {
   private readonly cache = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<void>>();
+  /** Lookups in flight, by person: for who they are, and for a name only. */
+  private readonly inflight = {
+    identity: new Map<string, Promise<void>>(),
+    name: new Map<string, Promise<void>>(),
+  };
   private readonly slots: CallSlots;
+  private readonly nameSlots: CallSlots;
+  private readonly nameRate: TokenBucket;
+  private readonly writers = new Map<string, TokenBucket>();
   private readonly ttlMs: number;
   private readonly failureTtlMs: number;
   private readonly maxEntries: number;
+  private readonly mentions: Required<MentionBounds>;
   private readonly now: () => number;
 
   constructor(private readonly options: UserDirectoryOptions) {
@@ -57,7 +100,18 @@ export class UserDirectory {
     this.failureTtlMs = options.failureTtlMs ?? 60_000;
     this.maxEntries = options.maxEntries ?? 5_000;
     this.now = options.now ?? Date.now;
-    this.slots = new CallSlots(options.maxConcurrent ?? 4, options.maxWaiting ?? 100);
+    const maxConcurrent = options.maxConcurrent ?? 4;
+    this.slots = new CallSlots(maxConcurrent, options.maxWaiting ?? 100);
+    const m = options.mentions ?? {};
+    this.mentions = {
+      perMessage: m.perMessage ?? 20,
+      perWriterPerMinute: m.perWriterPerMinute ?? 40,
+      perMinute: m.perMinute ?? 50,
+      concurrent: Math.min(m.concurrent ?? 2, maxConcurrent),
+    };
+    // Waiting room for every name the minute's rate lets through: no name is refused here.
+    this.nameSlots = new CallSlots(this.mentions.concurrent, this.mentions.perMinute);
+    this.nameRate = new TokenBucket(this.mentions.perMinute, this.mentions.perMinute);
   }
 
   /** The cached name, if known. */
@@ -71,18 +125,39 @@ export class UserDirectory {
     return entry && entry.expires > this.now() ? entry.person : undefined;
   }
 
-  /** Makes sure these people are cached (best effort; resolves once each lookup ended). */
+  /**
+   * Makes sure these people are cached (best effort; resolves once each lookup ended): for
+   * knowing who they are, so never behind a lookup made for a name only.
+   */
   async resolve(userIds: Iterable<string>): Promise<void> {
     const work: Promise<void>[] = [];
     for (const id of new Set(userIds)) {
-      const entry = this.cache.get(id);
-      if (entry && entry.expires > this.now()) continue;
-      let pending = this.inflight.get(id);
-      if (!pending) {
-        pending = this.fetch(id).finally(() => this.inflight.delete(id));
-        this.inflight.set(id, pending);
+      if (this.fresh(id)) continue;
+      work.push(this.start(id, "identity"));
+    }
+    await Promise.all(work);
+  }
+
+  /**
+   * Looks up, for their names only, people `writer` mentioned in one message, within the
+   * bounds (MentionBounds): people already known or being looked up cost nothing; of the
+   * others at most `perMessage` are asked, while the writer's and the workspace's allowance
+   * last. The rest keep their ids (`@U…`) where the text shows them. Resolves once the
+   * lookups it started ended.
+   */
+  async resolveMentioned(userIds: Iterable<string>, writer: string): Promise<void> {
+    const work: Promise<void>[] = [];
+    let asked = 0;
+    for (const id of new Set(userIds)) {
+      if (this.fresh(id)) continue;
+      const pending = this.inflight.identity.get(id) ?? this.inflight.name.get(id);
+      if (pending) {
+        work.push(pending);
+        continue;
       }
-      work.push(pending);
+      if (asked >= this.mentions.perMessage || !this.takeNameAllowance(writer)) break;
+      asked++;
+      work.push(this.start(id, "name"));
     }
     await Promise.all(work);
   }
@@ -97,10 +172,50 @@ export class UserDirectory {
     return this.cache.size;
   }
 
-  private async fetch(id: string): Promise<void> {
+  private fresh(id: string): boolean {
+    const entry = this.cache.get(id);
+    return entry !== undefined && entry.expires > this.now();
+  }
+
+  /** The lookup of `id` of this kind in flight, or a new one. */
+  private start(id: string, kind: "identity" | "name"): Promise<void> {
+    const inflight = this.inflight[kind];
+    let pending = inflight.get(id);
+    if (!pending) {
+      pending = this.fetch(id, kind).finally(() => inflight.delete(id));
+      inflight.set(id, pending);
+    }
+    return pending;
+  }
+
+  /** One from the writer's allowance and one from the workspace's, or none from either. */
+  private takeNameAllowance(writer: string): boolean {
+    const now = this.now();
+    let bucket = this.writers.get(writer);
+    if (bucket === undefined) {
+      const per = this.mentions.perWriterPerMinute;
+      bucket = new TokenBucket(per, per);
+      if (this.writers.size >= MAX_WRITERS) {
+        const oldest = this.writers.keys().next().value;
+        if (oldest !== undefined) this.writers.delete(oldest);
+      }
+      this.writers.set(writer, bucket);
+    }
+    if (bucket.readyAt(now) > now || this.nameRate.readyAt(now) > now) return false;
+    return bucket.tryTake(now) && this.nameRate.tryTake(now);
+  }
+
+  private async fetch(id: string, kind: "identity" | "name"): Promise<void> {
     let person: KnownPerson | undefined;
+    const call = () => this.slots.run(() => this.options.lookup(id));
     try {
-      person = await this.slots.run(() => this.options.lookup(id));
+      if (kind === "identity") person = await call();
+      else {
+        // A name waiting its turn may have come meanwhile (someone wrote): then no call.
+        const named = await this.nameSlots.run(async () => (this.fresh(id) ? FOUND : call()));
+        if (named === FOUND) return;
+        person = named;
+      }
     } catch (error) {
       // Too many waiting is our own limit, not Slack's answer: the next message tries again.
       if (error instanceof SlotsFull) return;

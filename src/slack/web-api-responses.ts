@@ -92,9 +92,15 @@ export const SlackMessage = z.looseObject({
   ts: Ts,
   subtype: z.string().optional(),
   user: z.string().optional(),
+  // The writer's own organisation in a channel shared with others (as in events); `team`
+  // names a workspace too, not always the writer's there.
+  user_team: z.string().nullish(),
+  team: z.string().nullish(),
   bot_id: z.string().nullish(),
   username: z.string().optional(),
-  bot_profile: z.looseObject({ name: z.string().optional() }).nullish(),
+  bot_profile: z
+    .looseObject({ name: z.string().optional(), team_id: z.string().nullish() })
+    .nullish(),
   text: z.string().default(""),
   files: z
     .array(z.looseObject({ name: z.string().nullish(), title: z.string().nullish() }))

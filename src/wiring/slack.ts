@@ -185,6 +185,8 @@ export function wireSlack(
           whoAmI: () => workspaces.whoAmI(team),
         },
         users: users(team),
+        // A thread passes on only what people the bot answers wrote there.
+        admission: admission(team),
         clock,
       }),
   );

@@ -158,4 +158,24 @@ describe("TurnContent", () => {
       `This thread is long: ${leftOut} of its earlier messages were left out of what the assistant saw.`,
     ]);
   });
+
+  it("notes how many messages were withheld and why, without naming anyone", async () => {
+    const withheld = (ts: string, why: "refused" | "unchecked"): ThreadMessage => ({
+      ...said(ts, "", ""),
+      withheld: why,
+    });
+    const s = setup([
+      said(THREAD, "Bob", "the plan"),
+      withheld("1700000001.000000", "refused"),
+      withheld("1700000002.000000", "refused"),
+      withheld("1700000003.000000", "unchecked"),
+    ]);
+    const t = s.turn("1700000004.000000", "thoughts?");
+    const { text, turn: composed } = await s.compose(t);
+    expect(text).toContain("Bob: the plan\n[… 2 messages from people the bot does not answer");
+    expect(composed.notes).toEqual([
+      "2 earlier messages in this thread were left out of what the assistant saw: they are from people I don't answer.",
+      "1 earlier message in this thread was left out of what the assistant saw: I couldn't check who wrote it just now.",
+    ]);
+  });
 });

@@ -70,6 +70,53 @@ describe("one person flooding the bot", () => {
   });
 });
 
+/** `<@U…>` mentions of `count` people nobody has looked up, as Slack writes them. */
+const mentionsOf = (count: number) =>
+  Array.from({ length: count }, (_, i) => `<@U0M${String(i).padStart(4, "0")}>`).join(" ");
+
+describe("one person's message full of mentions", () => {
+  it("costs a bounded number of users.info calls; another person is still checked and answered", async () => {
+    // Every writer is looked up (guests are refused): that check must still get its call.
+    h = await startHarness({ env: { ALLOW_GUESTS: "false" } });
+    const x = h;
+    x.sim.control.setDefaultAnswer({ text: "An answer.", tokensPerSecond: Infinity });
+    x.slack.seedUser({ id: FLOODER, name: "flo" });
+    x.slack.seedUser({ id: OTHER, name: "otto" });
+    const flood = await x.mention(`<@UBOT> who are ${mentionsOf(200)}?`, { user: FLOODER });
+    const other = await x.mention("<@UBOT> my turn?", { user: OTHER });
+    expect(await x.settled(CHANNEL, other.threadTs)).toEqual([
+      expect.stringContaining("An answer."),
+    ]);
+    await x.settled(CHANNEL, flood.threadTs);
+    expect(x.slack.ephemerals).toEqual([]);
+    const looked = x.slack.callsTo("users.info").map((c) => String(c.args.user));
+    // The two writers, and at most a message's worth of the people mentioned.
+    expect(looked).toEqual(expect.arrayContaining([FLOODER, OTHER]));
+    expect(looked.length).toBeLessThanOrEqual(2 + 20);
+    expect(x.slack.rateLimitedFor("users.info")).toBe(0);
+    // The names not looked up reach the assistant as ids.
+    const [question] = x.serviceRequests("POST", /\/messages$/).map((r) => r.body);
+    expect(question).toEqual({ content: expect.stringContaining("@U0M0199?") });
+  });
+
+  it("past MAX_QUEUED_TURNS_PER_PERSON costs no users.info call at all", async () => {
+    h = await startHarness({ env: { MAX_QUEUED_TURNS_PER_PERSON: "1" } });
+    const x = h;
+    x.sim.control.setDefaultAnswer({ text: "Thinking for ever", hang: true });
+    await x.mention("<@UBOT> one", { user: FLOODER });
+    await x.slack.waitFor(() => x.sim.control.counts().runs === 1);
+    const before = x.slack.callsTo("users.info").length;
+    const over = await x.mention(`<@UBOT> and ${mentionsOf(30)}`, { user: FLOODER });
+    await x.slack.waitFor((s) => s.ephemerals.length === 1);
+    expect(x.slack.ephemerals[0]).toMatchObject({
+      user: FLOODER,
+      thread_ts: over.threadTs,
+      text: OVER_LIMIT_NOTE,
+    });
+    expect(x.slack.callsTo("users.info")).toHaveLength(before);
+  });
+});
+
 describe("the service budget shared between people", () => {
   it("starts another person's run before the flooder's queue of ten drains", async () => {
     // Two run starts per 400 ms on both sides: the budget, not the service, makes them wait.

@@ -130,3 +130,85 @@ describe("users.info lookups", () => {
     ]);
   });
 });
+
+describe("lookups for mentioned people's names", () => {
+  const ids = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `U${from + i}`);
+
+  it("ask for at most perMessage people per message; known ones and repeats cost nothing", async () => {
+    const calls: string[] = [];
+    const directory = new UserDirectory({
+      lookup: async (id) => {
+        calls.push(id);
+        return { displayName: id };
+      },
+      mentions: { perMessage: 3 },
+    });
+    await directory.resolve(["U100"]);
+    await directory.resolveMentioned(["U100", "U101", "U101", ...ids(102, 200)], "UW");
+    expect(calls).toEqual(["U100", "U101", "U102", "U103"]);
+    expect(directory.name("U104")).toBeUndefined();
+    expect(directory.size).toBe(4);
+  });
+
+  it("keep to each writer's allowance and the workspace's, per minute", async () => {
+    let now = 0;
+    const calls: string[] = [];
+    const directory = new UserDirectory({
+      lookup: async (id) => {
+        calls.push(id);
+        return { displayName: id };
+      },
+      now: () => now,
+      mentions: { perMessage: 10, perWriterPerMinute: 12, perMinute: 30 },
+    });
+    await directory.resolveMentioned(ids(100, 10), "UW");
+    await directory.resolveMentioned(ids(200, 10), "UW");
+    // The writer's dozen is spent: their next message looks nobody up.
+    expect(calls).toHaveLength(12);
+    await directory.resolveMentioned(ids(300, 10), "UW");
+    expect(calls).toHaveLength(12);
+    // Others have their own, until the workspace's thirty are spent.
+    await directory.resolveMentioned(ids(400, 10), "UV");
+    await directory.resolveMentioned(ids(500, 10), "UU");
+    await directory.resolveMentioned(ids(600, 10), "UT");
+    expect(calls).toHaveLength(30);
+    // Who someone is is always asked.
+    await directory.resolve(["U999"]);
+    expect(calls).toHaveLength(31);
+    // A minute later the allowances are back.
+    now = 60_000;
+    await directory.resolveMentioned(ids(300, 10), "UW");
+    expect(calls).toHaveLength(41);
+  });
+
+  it("hold at most `concurrent` calls, so a check of who someone is never waits behind them", async () => {
+    const slack = heldLookups();
+    const directory = new UserDirectory({
+      lookup: slack.lookup,
+      maxConcurrent: 4,
+      mentions: { concurrent: 2 },
+    });
+    const names = directory.resolveMentioned(ids(100, 20), "UW");
+    await settle();
+    expect(slack.calls).toEqual(["U100", "U101"]);
+    expect(directory.load).toEqual({ running: 2, waiting: 0 });
+    // Someone writes: their lookup starts at once, even for a person whose name is queued.
+    const who = directory.resolve(["UA", "U110"]);
+    await settle();
+    expect(slack.calls).toEqual(["U100", "U101", "UA", "U110"]);
+    slack.answer("UA", { teamId: "T1" });
+    slack.answer("U110", { teamId: "T1" });
+    await who;
+    expect(directory.person("UA")).toEqual({ teamId: "T1" });
+    while (slack.waiting().length > 0) {
+      for (const id of slack.waiting()) slack.answer(id);
+      await settle();
+    }
+    await names;
+    expect(slack.maxInFlight()).toBeLessThanOrEqual(4);
+    // U110's queued name lookup found it known by then: nobody was asked twice.
+    expect(slack.calls).toHaveLength(21);
+    expect(new Set(slack.calls).size).toBe(21);
+  });
+});

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
 import { configuredSecrets, loadConfig } from "../../src/config.js";
@@ -68,7 +69,10 @@ export interface Harness {
     payload: Payload,
     opts?: PostOptions,
   ): Promise<BotResponse>;
-  /** A person @mentions the bot in a channel; resolves with the message's ts once acknowledged. */
+  /**
+   * A person @mentions the bot in a channel (a signed request, or over the socket in Socket
+   * Mode); resolves with the message's ts once acknowledged.
+   */
   mention(
     text: string,
     fields?: {
@@ -80,7 +84,7 @@ export interface Harness {
       userTeam?: string;
     },
   ): Promise<{ ts: string; threadTs: string; response: BotResponse }>;
-  /** A plain `message` event (channel reply or DM). */
+  /** A plain `message` event (channel reply or DM), delivered as `mention` is. */
   message(fields: {
     text: string;
     channel?: string;
@@ -201,6 +205,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   let running = true;
   let closing: Promise<void> | undefined;
 
+  /**
+   * An event as Slack delivers it in this mode: a signed request, or an envelope over the
+   * socket (then the acknowledgement stands for the response: 200, its payload as `json`).
+   */
+  const sendEvent = async (event: Payload): Promise<BotResponse> => {
+    if (!options.socketMode) return harness.post("event", event);
+    const started = performance.now();
+    const ack = await slack.socket.send("events_api", eventEnvelope(event));
+    return { status: 200, body: "", json: ack.payload, ms: performance.now() - started };
+  };
+
   const harness: Harness = {
     slack,
     sim,
@@ -227,6 +242,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         user,
         text,
         ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+        ...(fields.userTeam ? { user_team: fields.userTeam } : {}),
       });
       const event = appMention({
         channel,
@@ -237,7 +253,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ...(fields.files ? { files: fields.files } : {}),
         ...(fields.userTeam ? { userTeam: fields.userTeam } : {}),
       });
-      const response = await harness.post("event", event);
+      const response = await sendEvent(event);
       return { ts, threadTs: fields.thread_ts ?? ts, response };
     },
     async message(fields) {
@@ -250,6 +266,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         user,
         text: fields.text,
         ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
+        ...(fields.userTeam ? { user_team: fields.userTeam } : {}),
       });
       const event = messageEvent({
         channel,
@@ -263,7 +280,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ...(fields.files ? { files: fields.files } : {}),
         ...(fields.userTeam ? { userTeam: fields.userTeam } : {}),
       });
-      const response = await harness.post("event", event);
+      const response = await sendEvent(event);
       return { ts, threadTs: fields.thread_ts ?? ts, response };
     },
     command(text, fields = {}) {

@@ -40,6 +40,12 @@ export interface StoredMessage {
   text: string;
   blocks?: Block[];
   user?: string;
+  /**
+   * The writer's own organisation when it is not the workspace's (a person of another
+   * organisation in a Slack Connect channel): read back as `user_team`, `source_team` and
+   * `team`, as Slack sends a shared channel's messages.
+   */
+  user_team?: string;
   bot_id?: string;
   files?: unknown[];
   /** How many `chat.update` calls changed this message. */
@@ -80,6 +86,8 @@ export interface SeedMessage {
   ts: string;
   thread_ts?: string;
   user: string;
+  /** The writer's own organisation, when it is another than the workspace's. */
+  user_team?: string;
   text: string;
   blocks?: Block[];
   files?: unknown[];
@@ -151,7 +159,10 @@ export class MessageStore {
   }
 
   /** Stores a message at `ts`, with the optional fields it was given. */
-  private keep(ts: string, from: NewMessage & { files?: unknown[] }): StoredMessage {
+  private keep(
+    ts: string,
+    from: NewMessage & { files?: unknown[]; user_team?: string },
+  ): StoredMessage {
     const message: StoredMessage = {
       ts,
       channel: from.channel,
@@ -162,6 +173,7 @@ export class MessageStore {
     if (from.thread_ts !== undefined) message.thread_ts = from.thread_ts;
     if (from.blocks !== undefined) message.blocks = from.blocks;
     if (from.user !== undefined) message.user = from.user;
+    if (from.user_team !== undefined) message.user_team = from.user_team;
     if (from.bot_id !== undefined) message.bot_id = from.bot_id;
     if (from.files !== undefined) message.files = from.files;
     if (from.metadata !== undefined) message.metadata = from.metadata;

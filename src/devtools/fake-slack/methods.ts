@@ -171,7 +171,11 @@ function wire(
   if (message.files !== undefined) out.files = message.files;
   if (message.edits > 0) out.edited = { user: message.user, ts: message.ts };
   if (withMetadata && message.metadata !== undefined) out.metadata = message.metadata;
-  out.team = teamId;
+  out.team = message.user_team ?? teamId;
+  if (message.user_team !== undefined) {
+    out.user_team = message.user_team;
+    out.source_team = message.user_team;
+  }
   return out;
 }
 
