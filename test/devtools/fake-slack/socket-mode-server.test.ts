@@ -21,7 +21,9 @@ async function fakeWithSocket(): Promise<FakeSlack> {
 }
 
 /** A raw websocket client that records what the server sends and never acks. */
-async function rawClient(server: SocketModeServer): Promise<{ received: unknown[] }> {
+async function rawClient(
+  server: SocketModeServer,
+): Promise<{ received: unknown[]; receivedAtLeast: (count: number) => Promise<void> }> {
   const socket = new WebSocket(server.url());
   const received: unknown[] = [];
   socket.on("message", (data) => received.push(JSON.parse(data.toString())));
@@ -29,7 +31,11 @@ async function rawClient(server: SocketModeServer): Promise<{ received: unknown[
   cleanups.push(() => socket.terminate());
   await new Promise((resolve) => socket.once("open", resolve));
   await server.connected();
-  return { received };
+  /** Resolves once `count` messages have arrived (a message can land after the send's timeout). */
+  const receivedAtLeast = async (count: number) => {
+    while (received.length < count) await new Promise((resolve) => socket.once("message", resolve));
+  };
+  return { received, receivedAtLeast };
 }
 
 describe("socket mode server", () => {
@@ -103,9 +109,10 @@ describe("socket mode server", () => {
   it("sends hello on connection and rejects a send nobody acks in time", async () => {
     const server = await startSocketModeServer({ appId: "A9" });
     cleanups.push(() => server.close());
-    const { received } = await rawClient(server);
+    const { received, receivedAtLeast } = await rawClient(server);
     const send = server.send("interactive", { type: "block_actions" }, { timeoutMs: 50 });
     await expect(send).rejects.toThrow(/no ack for interactive envelope .* in 50 ms/);
+    await receivedAtLeast(2);
     expect(received[0]).toEqual({
       type: "hello",
       num_connections: 1,
