@@ -55,18 +55,7 @@ describe("key rotation", () => {
     const stores = memoryStores();
     const [oldKey, newKey, stray] = [randomBytes(32), randomBytes(32), randomBytes(32)];
     const install = (team: string, key: Buffer, token: string) =>
-      stores.installations.put({
-        enterprise: "",
-        team,
-        teamName: null,
-        enterpriseName: null,
-        appId: null,
-        botUserId: "UBOT",
-        botId: "BBOT",
-        botScopes: [],
-        sealedBotToken: sealBotToken(key, { enterprise: "", team }, token),
-        installerUserId: null,
-      });
+      installWith(stores, team, key, token);
     new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
       { team: "T1", user: "U0ALICE" },
       "pat-a-1",
@@ -179,20 +168,23 @@ const places: [string, () => Place][] = [
 function seed(stores: Stores, key: Buffer): void {
   const vault = new TokenVault({ key, store: stores.linkedTokens });
   for (const p of PEOPLE) vault.link(p, p.token);
-  for (const team of ["T1", "T2"]) {
-    stores.installations.put({
-      enterprise: "",
-      team,
-      teamName: null,
-      enterpriseName: null,
-      appId: null,
-      botUserId: "UBOT",
-      botId: "BBOT",
-      botScopes: [],
-      sealedBotToken: sealBotToken(key, { enterprise: "", team }, `xoxb-${team}`),
-      installerUserId: null,
-    });
-  }
+  for (const team of ["T1", "T2"]) installWith(stores, team, key, `xoxb-${team}`);
+}
+
+/** An installation of `team` whose bot token is sealed under `key`. */
+function installWith(stores: Stores, team: string, key: Buffer, token: string): void {
+  stores.installations.put({
+    enterprise: "",
+    team,
+    teamName: null,
+    enterpriseName: null,
+    appId: null,
+    botUserId: "UBOT",
+    botId: "BBOT",
+    botScopes: [],
+    sealedBotToken: sealBotToken(key, { enterprise: "", team }, token),
+    installerUserId: null,
+  });
 }
 
 /** Under which of the keys each token (linked, then bot) opens: "old", "new" or "neither". */
