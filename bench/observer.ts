@@ -8,6 +8,7 @@ import {
   readable,
   type Step,
   shownChars,
+  wordEnds,
 } from "./visibility.js";
 
 /**
@@ -39,14 +40,13 @@ export interface RunTimeline {
   output?: string;
 }
 
+/**
+ * What a person saw of one answer (visibility.ts). Counted from the question, the first word
+ * is what Slack's floor bounds, however long the bot held the service back.
+ */
 export interface Measured extends Progress {
   /** Characters the service wrote. */
   answerChars: number;
-  /**
-   * From the person's question reaching Slack to the first state showing answer text, ms:
-   * what Slack's floor bounds, however long the bot held the service back.
-   */
-  askedFirstTextMs: number | undefined;
 }
 
 /** A thread that changed nothing for this long after its run ended is taken as settled, ms. */
@@ -139,26 +139,18 @@ export class Observer {
   /** What a person saw of this conversation's answer; undefined before its run wrote anything. */
   measure(conversation: Watched, until: number, sampleMs?: number): Measured | undefined {
     const run = this.runOf(conversation);
-    const first = run?.pieces[0];
-    if (!run || !first) return undefined;
+    if (!run || run.pieces.length === 0) return undefined;
     let count = 0;
-    const written: Step[] = run.pieces.map((piece) => {
+    const steps: Step[] = run.pieces.map((piece) => {
       count += readable(piece.text).length;
       return { at: piece.at, count };
     });
-    const shown = this.shownSteps(run, this.changesOf(conversation));
-    const progress = follow(written, shown, first.at, until, sampleMs);
     const asked = this.slack.timeline.find(
       (change) => change.channel === conversation.channel && change.ts === conversation.threadTs,
     );
-    return {
-      ...progress,
-      answerChars: textOf(run).length,
-      askedFirstTextMs:
-        progress.firstTextAt === undefined || asked === undefined
-          ? undefined
-          : progress.firstTextAt - asked.at,
-    };
+    const written = { steps, wordEnds: wordEnds(textOf(run)), askedAt: asked?.at };
+    const shown = this.shownSteps(run, this.changesOf(conversation));
+    return { ...follow(written, shown, until, sampleMs), answerChars: textOf(run).length };
   }
 
   close(): void {
@@ -175,7 +167,10 @@ export class Observer {
     );
   }
 
-  /** After each change: the readable characters of the answer the thread's replies show. */
+  /**
+   * After each change: the readable characters of the answer the thread's replies show from
+   * its start, fragments of words included (follow() keeps the whole words).
+   */
   private shownSteps(run: RunTimeline, changes: readonly MessageChange[]): Step[] {
     const answer = readable(textOf(run));
     const bodies = new Map<string, string>();

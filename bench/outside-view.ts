@@ -2,12 +2,13 @@ import type { FakeSlack, MessageChange } from "../src/devtools/fake-slack/server
 import type { RunningSimulator, RunTextPiece } from "../src/simulator/server.js";
 
 /**
- * A second, deliberately separate measurement of "first text", to check the bench's own
- * figures against: it shares no code with observer.ts, visibility.ts or stats.ts, and reads
- * only what a person and the service would agree on. From the simulator, when each run's
- * first piece of text left and what the run wrote; from the fake Slack's timeline, when a
- * reply in the asking thread first showed letters or digits of that answer and nothing else,
- * from its beginning (a placeholder, a status line or a bare "##" shows none).
+ * A second, deliberately separate measurement of "first complete word", to check the bench's
+ * own figures against: it shares no code with observer.ts, visibility.ts or stats.ts, and
+ * reads only what a person and the service would agree on. From the simulator, when each
+ * run's first piece of text left and what the run wrote; from the fake Slack's timeline, when
+ * the replies in the asking thread first showed the answer's first word whole (its first run
+ * of letters or digits) and nothing but the answer's letters and digits from its beginning (a
+ * placeholder, a status line or a bare "##" shows none; "Struc" of "Structured" is no word).
  */
 export class OutsideView {
   private readonly pieces = new Map<string, RunTextPiece[]>();
@@ -28,10 +29,10 @@ export class OutsideView {
 
   /**
    * For each run that wrote text: the question it answered (the service message it was
-   * started on) and the ms from its first piece to the first reply state showing its text
-   * (undefined when none did).
+   * started on) and the ms from its first piece to the first reply state showing its first
+   * word whole (undefined when none did).
    */
-  firstText(): { question: string; ms: number | undefined }[] {
+  firstWord(): { question: string; ms: number | undefined }[] {
     const out: { question: string; ms: number | undefined }[] = [];
     for (const [runId, pieces] of this.pieces) {
       const run = this.sim.control.getRun(runId);
@@ -40,8 +41,8 @@ export class OutsideView {
         : undefined;
       const start = pieces[0];
       if (!question || !start) continue;
-      const answer = letters(pieces.map((p) => p.text).join(""));
-      const shownAt = this.firstShown(question.content, answer);
+      const text = pieces.map((p) => p.text).join("");
+      const shownAt = this.firstShown(question.content, letters(text), firstWordOf(text));
       out.push({
         question: question.content,
         ms: shownAt === undefined ? undefined : shownAt - start.at,
@@ -54,14 +55,17 @@ export class OutsideView {
     this.off();
   }
 
-  /** When a bot reply in the thread whose parent asked `question` first showed `answer`'s start. */
-  private firstShown(question: string, answer: string): number | undefined {
+  /**
+   * When the bot's replies in the thread whose parent asked `question` first showed the start
+   * of `answer` (letters and digits) up to at least the end of its first word, `word`.
+   */
+  private firstShown(question: string, answer: string, word: string): number | undefined {
     const timeline = this.slack.timeline;
     // The person's message: Slack's text is the service's content with the bot's mention before it.
     const parent = timeline.find(
       (c) => c.kind === "post" && c.bot_id === undefined && c.content.text.endsWith(question),
     );
-    if (!parent || answer === "") return undefined;
+    if (!parent || answer === "" || word === "") return undefined;
     const showing = new Map<string, string>();
     for (const change of timeline) {
       if (change.thread_ts !== parent.ts || change.channel !== parent.channel) continue;
@@ -70,10 +74,20 @@ export class OutsideView {
       else showing.set(change.ts, letters(bodyOf(change)));
       // Only the answer's own words, from its start: "Starting…" is no start of "Structured…".
       const seen = [...showing.values()].join("");
-      if (seen !== "" && answer.startsWith(seen)) return change.at;
+      if (seen.length >= word.length && answer.startsWith(seen)) return change.at;
     }
     return undefined;
   }
+}
+
+/** The letters and digits of the first word of `text`: its first run of them. */
+function firstWordOf(text: string): string {
+  let word = "";
+  for (const ch of text) {
+    if (/[\p{L}\p{N}]/u.test(ch)) word += ch;
+    else if (word !== "") break;
+  }
+  return word;
 }
 
 function letters(text: string): string {

@@ -54,17 +54,21 @@ export interface Comparison {
  * the ones that must match.
  */
 const COMPARED: [string, (r: Row) => number][] = [
-  ["first text p50 ms", (r) => r.firstTextP50],
-  ["first text p95 ms", (r) => r.firstTextP95],
-  ["from question p95 ms", (r) => r.askedFirstTextP95],
+  // Results written before these figures lack them: compared as none ("–").
+  ["first word p50 ms", (r) => r.firstWordP50 ?? Number.NaN],
+  ["first word p95 ms", (r) => r.firstWordP95 ?? Number.NaN],
+  ["from question p95 ms", (r) => r.askedFirstWordP95 ?? Number.NaN],
   ["lag p95 s", (r) => r.lagP95Seconds],
   ["lag max s", (r) => r.lagMaxSeconds],
+  ["after last piece p95 ms", (r) => r.afterLastPieceP95 ?? Number.NaN],
+  ["question→complete p95 s", (r) => (r.askedCompleteP95 ?? Number.NaN) / 1000],
   ["all shown s", (r) => r.wallSeconds],
   ["Slack calls/answer", (r) => r.slackCallsPerAnswer],
   ["Slack calls (all)", (r) => r.slackCalls ?? Number.NaN],
   ["exact %", (r) => r.fidelity * 100],
   ["ack p50 ms", (r) => r.ackP50],
   ["ack p99 ms", (r) => r.ackP99],
+  ["ack max ms", (r) => r.ackMax ?? Number.NaN],
 ];
 
 /** Every compared figure of each scenario run both ways (matched on N and channels). */

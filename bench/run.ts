@@ -78,7 +78,7 @@ async function measure(
       figures.push(f);
       if (result.botProblems.length > 0) problems[`${name} rep ${rep}`] = result.botProblems;
       process.stdout.write(
-        `${f.wallSeconds.toFixed(1)} s, first text p95 ${f.firstTextP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
+        `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, after last piece p95 ${f.afterLastPieceP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
           `${f.unsettled > 0 ? `, ${f.unsettled} unsettled` : ""}` +
           `${f.outsideDisagreementMs > 1 ? `, the outside view disagrees by up to ${f.outsideDisagreementMs.toFixed(0)} ms` : ""}` +
           `${result.botProblems.length > 0 ? `, ${result.botProblems.length} warnings from the bot` : ""}\n`,

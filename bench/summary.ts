@@ -41,15 +41,22 @@ export interface ScenarioResult {
   /** From the first question to the last answer readable whole in Slack, ms. */
   wallMs: number;
   ackMs: number[];
-  /** Per answer: the first Slack state showing its text minus the service's first piece, ms. */
-  firstTextMs: number[];
+  /**
+   * Per answer: the first Slack state showing its first word whole minus the service's first
+   * piece, ms (visibility.ts has what "whole words" means).
+   */
+  firstWordMs: number[];
   /** Per answer: the same from the person's question reaching Slack, ms. */
-  askedFirstTextMs: number[];
-  /** The same, measured by the separate outside view (outside-view.ts), ms. */
-  outsideFirstTextMs: number[];
+  askedFirstWordMs: number[];
+  /** The first of the three, measured by the separate outside view (outside-view.ts), ms. */
+  outsideFirstWordMs: number[];
   /** The largest difference between the two for one answer, ms (NaN when none to compare). */
   outsideDisagreementMs: number;
-  /** Per answer: the most its visible text was behind the written text, ms. */
+  /** Per answer shown whole: from the service's last piece to the whole answer readable, ms. */
+  afterLastPieceMs: number[];
+  /** Per answer shown whole: from the person's question to the whole answer readable, ms. */
+  askedCompleteMs: number[];
+  /** Per answer: the most its visible text (whole words) was behind the written text, ms. */
   lagMaxMs: number[];
   /** Every answer's lag, sampled every `sampleMs` while it was written and shown, ms. */
   lagMs: number[];
@@ -57,6 +64,8 @@ export interface ScenarioResult {
   slackWriteCalls: number;
   slackCallsByMethod: Record<string, number>;
   slack429: number;
+  /** The same by method, only the methods that met any. */
+  slack429ByMethod: Record<string, number>;
   service429: number;
   serviceRequests: number;
   exact: boolean[];
@@ -96,8 +105,10 @@ export function summarize(
   m: { replicas: readonly ReplicaScrape[]; problems: readonly string[] },
 ): ScenarioResult {
   const { observer, outside, slack, sim } = w;
-  const firstTextMs: number[] = [];
-  const askedFirstTextMs: number[] = [];
+  const firstWordMs: number[] = [];
+  const askedFirstWordMs: number[] = [];
+  const afterLastPieceMs: number[] = [];
+  const askedCompleteMs: number[] = [];
   const byQuestion = new Map<string, number>();
   const lagMaxMs: number[] = [];
   const lagMs: number[] = [];
@@ -111,17 +122,19 @@ export function summarize(
     const measured = observer.measure(conversation, t.until, o.sampleMs);
     if (!measured) continue;
     answerChars.push(measured.answerChars);
-    if (measured.firstTextMs !== undefined) {
-      firstTextMs.push(measured.firstTextMs);
-      byQuestion.set(conversation.question, measured.firstTextMs);
+    if (measured.firstWordMs !== undefined) {
+      firstWordMs.push(measured.firstWordMs);
+      byQuestion.set(conversation.question, measured.firstWordMs);
     }
-    if (measured.askedFirstTextMs !== undefined) askedFirstTextMs.push(measured.askedFirstTextMs);
+    if (measured.askedFirstWordMs !== undefined) askedFirstWordMs.push(measured.askedFirstWordMs);
+    if (measured.afterLastPieceMs !== undefined) afterLastPieceMs.push(measured.afterLastPieceMs);
+    if (measured.askedCompleteMs !== undefined) askedCompleteMs.push(measured.askedCompleteMs);
     lagMaxMs.push(measured.lagMaxMs);
     lagMs.push(...measured.lagSamplesMs);
     lastComplete = Math.max(lastComplete, measured.completeAt ?? t.until);
   }
-  const outsideView = outside.firstText();
-  const outsideFirstTextMs = outsideView.flatMap((seen) =>
+  const outsideView = outside.firstWord();
+  const outsideFirstWordMs = outsideView.flatMap((seen) =>
     seen.ms === undefined ? [] : [seen.ms],
   );
 
@@ -137,15 +150,18 @@ export function summarize(
     rep: o.rep,
     wallMs: (t.open > 0 ? t.until : lastComplete) - t.started,
     ackMs: t.ackMs,
-    firstTextMs,
-    askedFirstTextMs,
-    outsideFirstTextMs,
+    firstWordMs,
+    askedFirstWordMs,
+    outsideFirstWordMs,
     outsideDisagreementMs: disagreement(byQuestion, outsideView),
+    afterLastPieceMs,
+    askedCompleteMs,
     lagMaxMs,
     lagMs,
     slackWriteCalls: calls.filter((call) => !READS.has(call.method)).length,
     slackCallsByMethod: byMethod,
     slack429: slack.rateLimited,
+    slack429ByMethod: slack429ByMethod(slack),
     service429: sim.control.requests.filter((r) => r.status === 429).length,
     serviceRequests: sim.control.requests.length,
     exact,
@@ -175,8 +191,23 @@ export function summarize(
 }
 
 /**
- * The largest difference between the bench's first text and the outside view's for one
- * answer, ms: Infinity when only one of them saw text, NaN when there was nothing to compare.
+ * The 429s the fake Slack's rate limits answered, by method (each method called: a call
+ * answered 429 is in its calls too), leaving out those that met none; in alphabetical order.
+ */
+export function slack429ByMethod(
+  slack: Pick<FakeSlack, "calls" | "rateLimitedFor">,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const method of [...new Set(slack.calls.map((call) => call.method))].sort()) {
+    const count = slack.rateLimitedFor(method);
+    if (count > 0) out[method] = count;
+  }
+  return out;
+}
+
+/**
+ * The largest difference between the bench's first complete word and the outside view's for
+ * one answer, ms: Infinity when only one of them saw it, NaN when there was nothing to compare.
  */
 export function disagreement(
   ours: ReadonlyMap<string, number>,

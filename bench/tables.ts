@@ -1,4 +1,5 @@
 import type { Row } from "./report.js";
+import { byMethod } from "./targets.js";
 
 /** The printed tables of a run: one row per scenario, figures with their floors and costs. */
 
@@ -23,20 +24,29 @@ const SCENARIO: Column[] = [
   ["reps", (r) => String(r.reps)],
 ];
 
-/** The figures a person sees, each with Slack's floor for the workload and our ratio to it. */
-const AGAINST_FLOOR: Column[] = [
+const pair = (a: number, b: number, digits: number) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
+
+/** When a person sees the first complete word, with Slack's floor and our ratio to it. */
+const FIRST_WORD: Column[] = [
   ...SCENARIO,
-  ["1st text p50/p95 ms", (r) => `${fixed(r.firstTextP50, 0)} / ${fixed(r.firstTextP95, 0)}`],
-  ["from question", (r) => `${fixed(r.askedFirstTextP50, 0)} / ${fixed(r.askedFirstTextP95, 0)}`],
-  ["floor p50/p95", (r) => `${fixed(r.floor.firstTextP50, 0)} / ${fixed(r.floor.firstTextP95, 0)}`],
-  ["p95 ×floor", (r) => ratio(r.askedFirstTextP95, r.floor.firstTextP95, 100)],
-  [
-    "outside p50/p95",
-    (r) => `${fixed(r.outsideFirstTextP50, 0)} / ${fixed(r.outsideFirstTextP95, 0)}`,
-  ],
-  ["lag p95/max s", (r) => `${fixed(r.lagP95Seconds, 1)} / ${fixed(r.lagMaxSeconds, 1)}`],
+  ["1st word p50/p95 ms", (r) => pair(r.firstWordP50, r.firstWordP95, 0)],
+  ["from question", (r) => pair(r.askedFirstWordP50, r.askedFirstWordP95, 0)],
+  ["floor p50/p95", (r) => pair(r.floor.firstTextP50, r.floor.firstTextP95, 0)],
+  ["p95 ×floor", (r) => ratio(r.askedFirstWordP95, r.floor.firstTextP95, 100)],
+  ["outside p50/p95", (r) => pair(r.outsideFirstWordP50, r.outsideFirstWordP95, 0)],
+];
+
+/** How the rest of the answer follows the written text, and when it is complete. */
+const WHOLE_ANSWER: Column[] = [
+  ...SCENARIO,
+  ["lag p95/max s", (r) => pair(r.lagP95Seconds, r.lagMaxSeconds, 1)],
   ["max floor", (r) => fixed(r.floor.lagMaxSeconds, 1)],
   ["max ×floor", (r) => ratio(r.lagMaxSeconds, r.floor.lagMaxSeconds, 0.1)],
+  ["after last piece p50/p95 ms", (r) => pair(r.afterLastPieceP50, r.afterLastPieceP95, 0)],
+  [
+    "question→complete p50/p95 s",
+    (r) => pair(r.askedCompleteP50 / 1000, r.askedCompleteP95 / 1000, 1),
+  ],
   ["all shown s", (r) => fixed(r.wallSeconds, 1)],
   ["floor", (r) => fixed(r.floor.wallSeconds, 1)],
   ["shown ×floor", (r) => ratio(r.wallSeconds, r.floor.wallSeconds, 0.1)],
@@ -45,13 +55,14 @@ const AGAINST_FLOOR: Column[] = [
 /** What the answers cost and how they ended. */
 const COST: Column[] = [
   ...SCENARIO,
-  ["ack p50/p99 ms", (r) => `${fixed(r.ackP50, 1)} / ${fixed(r.ackP99, 1)}`],
+  ["ack p50/p99/max ms", (r) => `${pair(r.ackP50, r.ackP99, 1)} / ${fixed(r.ackMax, 1)}`],
   ["Slack calls/ans", (r) => fixed(r.slackCallsPerAnswer, 1)],
   ["429 Slack/svc", (r) => `${r.slack429} / ${r.service429}`],
   ["exact", (r) => `${fixed(r.fidelity * 100, 0)}%`],
   ["unsettled", (r) => String(r.unsettled)],
   ["peak RSS MB", (r) => fixed(r.peakRssMb, 0)],
   ["CPU ms/ans", (r) => fixed(r.cpuMsPerAnswer, 1)],
+  ["Slack 429s by method", (r) => byMethod(r.slack429ByMethod) || "–"],
 ];
 
 /** A plain-text table, one row per scenario, columns padded to fit. */
@@ -75,11 +86,17 @@ export function pad(cells: string[][]): string {
   );
 }
 
-/** Both tables: the figures against Slack's floor, then what they cost. */
+/**
+ * The tables: what a person sees (the first word, then the whole answer; in whole words,
+ * against the floor Slack's limits allow), then what it costs.
+ */
 export function formatTables(rows: readonly Row[]): string {
   return [
-    "What a person sees, against the floor Slack's limits allow for the workload:",
-    table(AGAINST_FLOOR, rows),
+    "What a person sees first, in whole words, against the floor Slack's limits allow for the workload:",
+    table(FIRST_WORD, rows),
+    "",
+    "How the whole answer follows the service's writing, against the floor:",
+    table(WHOLE_ANSWER, rows),
     "",
     "What it costs:",
     table(COST, rows),

@@ -11,12 +11,13 @@ afterEach(async () => {
 });
 
 /**
- * The bench's first-text figure and the outside view's, on a small run of the real bot: they
- * must agree. The first answer is cut by the simulator's own word-like tokens, so its first
- * piece is a bare "##" that shows no text; the second is cut into exact 4-character pieces.
+ * The bench's first-complete-word figure and the outside view's, on a small run of the real
+ * bot: they must agree. The first answer is cut by the simulator's own word-like tokens, so
+ * its first piece is a bare "##" that shows no text; the second is cut into exact 4-character
+ * pieces ("## C", "achi", "ng\n\n"…), so its first word "Caching" is whole only with the third.
  */
 describe("the bench and an outside view of the same run", () => {
-  it("agree on when each answer's first text appeared in Slack", async () => {
+  it("agree on when each answer's first complete word appeared in Slack", async () => {
     h = await startHarness({ simulator: { queueDelayMs: 10, answer: { tokensPerSecond: 50 } } });
     const { sim, slack } = h;
     const observer = new Observer(sim, slack);
@@ -33,20 +34,25 @@ describe("the bench and an outside view of the same run", () => {
       }
       await vi.waitFor(() => expect(observer.open()).toBe(0), { timeout: 15_000, interval: 50 });
 
-      const seen = outside.firstText();
+      const seen = outside.firstWord();
       expect(seen.map((s) => s.question).sort()).toEqual([
         "question 0: what should I do?",
         "question 1: what should I do?",
       ]);
       for (const conversation of observer.watchedConversations()) {
         const measured = observer.measure(conversation, Date.now());
-        const ours = measured?.firstTextMs;
+        const ours = measured?.firstWordMs;
         const theirs = seen.find((s) => s.question === conversation.question)?.ms;
         expect(ours).toBeDefined();
         expect(theirs).toBeDefined();
         expect(Math.abs((ours as number) - (theirs as number))).toBeLessThanOrEqual(1);
         // The person asked before the service wrote: from the question it is never less.
-        expect(measured?.askedFirstTextMs).toBeGreaterThanOrEqual(ours as number);
+        expect(measured?.askedFirstWordMs).toBeGreaterThanOrEqual(ours as number);
+        // Shown whole, after its first word; from the question, after the last piece's figure.
+        expect(measured?.completeAt).toBeGreaterThanOrEqual(measured?.firstWordAt as number);
+        expect(measured?.askedCompleteMs).toBeGreaterThanOrEqual(
+          measured?.afterLastPieceMs as number,
+        );
       }
     } finally {
       observer.close();

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ArgsError, POSTGRES_OUT, parseArgs, REPLICAS_OUT } from "../../bench/args.js";
 import { fleetFigures, replicaFigures } from "../../bench/replica-metrics.js";
 import { compareRows } from "../../bench/replica-tables.js";
-import { aggregate } from "../../bench/report.js";
+import { aggregate, type Row } from "../../bench/report.js";
 import { rep } from "./rep-figures.js";
 
 const metrics = (rss: number, cpu: number, completed: number, takeovers = 0) =>
@@ -98,6 +98,28 @@ describe("bench --replicas", () => {
     expect(list.find((c) => c.figure === "ack p99 ms")).toMatchObject({ one: 24, many: 36 });
     // N = 50 was not run with one replica: nothing to compare.
     expect(list.every((c) => c.n === 10)).toBe(true);
+  });
+
+  it("compares the whole-word figures, and reads them as none from results written before", () => {
+    const many = [
+      aggregate([rep({ afterLastPieceP95: 300, askedCompleteP95: 9_900, ackMax: 30 })]),
+    ];
+    const now = compareRows([aggregate([rep({ afterLastPieceP95: 200 })])], many);
+    expect(now.find((c) => c.figure === "after last piece p95 ms")).toMatchObject({
+      one: 200,
+      many: 300,
+      diffPercent: 50,
+    });
+    expect(now.find((c) => c.figure === "question→complete p95 s")).toMatchObject({
+      one: 9,
+      many: 9.9,
+    });
+    expect(now.find((c) => c.figure === "ack max ms")).toMatchObject({ one: 12, many: 30 });
+    // A latest.json from before: first text, no first word.
+    const { firstWordP50: _a, firstWordP95: _b, ...old } = aggregate([rep({})]);
+    const before = compareRows([{ ...old, firstTextP50: 300 } as unknown as Row], many);
+    expect(before.find((c) => c.figure === "first word p50 ms")).toMatchObject({ one: Number.NaN });
+    expect(before.find((c) => c.figure === "first word p50 ms")?.diffPercent).toBeNaN();
   });
 
   it("reads results written before --replicas as one replica's", () => {
