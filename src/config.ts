@@ -465,7 +465,7 @@ export function loadConfig(env: Env = process.env): Config {
         env,
         "SLACK_UPDATES_PER_MINUTE",
         positiveInt("SLACK_UPDATES_PER_MINUTE", 1, 1000),
-        "40",
+        "47",
       ),
       streaming: {
         enabled:
@@ -483,13 +483,13 @@ export function loadConfig(env: Env = process.env): Config {
           env,
           "SLACK_STREAM_STARTS_PER_MINUTE",
           positiveInt("SLACK_STREAM_STARTS_PER_MINUTE", 1, 1000),
-          "18",
+          "19",
         ),
         appendsPerMinute: read(
           env,
           "SLACK_STREAM_APPENDS_PER_MINUTE",
           positiveInt("SLACK_STREAM_APPENDS_PER_MINUTE", 1, 1000),
-          "80",
+          "95",
         ),
       },
     },

@@ -34,8 +34,8 @@ describe("loadConfig", () => {
   it("streams answers where it can by default, within Tier 2 and Tier 4, and reads SLACK_STREAMING", () => {
     expect(loadConfig(base).slack.streaming).toEqual({
       enabled: true,
-      startsPerMinute: 18,
-      appendsPerMinute: 80,
+      startsPerMinute: 19,
+      appendsPerMinute: 95,
     });
     const set = loadConfig({
       ...base,

@@ -10,6 +10,13 @@ export interface WindowRules {
   windowMs: number;
 }
 
+/**
+ * The window a Slack method's minute is counted over, ms: a minute and a second. Slack counts
+ * a call when it arrives and the bot when it sends it; calls sent a minute apart may arrive
+ * less than a minute apart, so the bot's minute is a little longer than Slack's.
+ */
+export const SLACK_MINUTE_MS = 61_000;
+
 export function windowRules(limit: number, windowMs = 60_000): WindowRules {
   if (!(limit >= 1)) throw new RangeError(`limit must be >= 1, got ${limit}`);
   return { limit, windowMs };

@@ -39,7 +39,7 @@ export class WithAgentSurface implements ReplyStrategy {
       parts: (parts) => {
         recorder.parts(parts);
         // A message the app posts in the thread clears Slack's status line.
-        if (parts.length > messages) statusLine.posted(thread);
+        if (parts.length > messages) statusLine.posted(thread, turnId);
         messages = parts.length;
       },
     });

@@ -1,3 +1,4 @@
+import type { Allowance } from "../rate/allowance.js";
 import type { CallFailure } from "./call-failure.js";
 import { type Lane, notify } from "./lane.js";
 
@@ -27,10 +28,19 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+/**
+ * What an edit is to a person: `interim` shows words while the answer is written, `final` its
+ * last state, and `tidy` a last state that shows nothing they wait for (a streamed answer,
+ * whole already, losing its Stop button).
+ */
+export type EditKind = "interim" | "final" | "tidy";
+
 /** A payload to show, with every caller waiting for it (or for an older payload it replaced). */
 interface Edit<P> {
   payload: P;
   final: boolean;
+  /** A final that only tidies (EditKind): it goes after every other edit. */
+  tidy: boolean;
   waiters: Waiter[];
   /** When this edit (or the oldest one it replaced) started waiting; finals go oldest first. */
   since: number;
@@ -43,6 +53,11 @@ export interface SlotRules<P> {
   send: EditSender<P>;
   /** Least time between a message's interim edits, from one send start, ms. */
   messageIntervalMs: number;
+  /**
+   * The pace of the workspace's interim and tidy edits, apart from the budget they share with
+   * finals (pacer.ts); undefined: none of its own.
+   */
+  interimPace: ((team: string) => Allowance) | undefined;
   /** Retries of a final after transient errors. */
   finalRetries: number;
   /** How long a message with nothing to send is remembered, ms. */
@@ -82,7 +97,9 @@ export class EditSlot<P> implements Lane {
   }
 
   /** Takes a new payload; false when it was an interim ignored after a final. */
-  give(payload: P, final: boolean, waiter: Waiter, now: number): boolean {
+  give(payload: P, kind: EditKind, waiter: Waiter, now: number): boolean {
+    const final = kind !== "interim";
+    const tidy = kind === "tidy";
     this.lastActivity = now;
     if (!final && this.finalGiven) {
       // Follows the final while that is on its way; after it, there is nothing to wait for.
@@ -103,28 +120,44 @@ export class EditSlot<P> implements Lane {
       this.pending.failures = 0;
       if (final && !this.pending.final) {
         this.pending.final = true;
+        this.pending.tidy = tidy;
         this.pending.since = now;
-      }
+      } else if (final) this.pending.tidy &&= tidy;
     } else {
-      this.pending = { payload, final, waiters, since: now, failures: 0 };
+      this.pending = { payload, final, tidy, waiters, since: now, failures: 0 };
     }
     if (final) this.finalGiven = true;
     return true;
   }
 
   /** When the pending edit may go (a final is not held back by the interval), if there is one. */
-  readyAt(): number | undefined {
-    if (!this.pending || this.inFlight) return undefined;
-    if (this.pending.final) return Number.NEGATIVE_INFINITY;
-    return this.lastSentAt + this.rules.messageIntervalMs;
+  readyAt(now: number): number | undefined {
+    const edit = this.pending;
+    if (!edit || this.inFlight) return undefined;
+    if (edit.final && !edit.tidy) return Number.NEGATIVE_INFINITY;
+    const paced = this.pace()?.readyAt(now) ?? Number.NEGATIVE_INFINITY;
+    return Math.max(paced, edit.final ? paced : this.lastSentAt + this.rules.messageIntervalMs);
+  }
+
+  /** Takes the interim pace for an interim or tidy edit (a final has none). */
+  take(now: number): boolean {
+    const edit = this.pending;
+    if (edit?.final && !edit.tidy) return true;
+    return this.pace()?.tryTake(now) ?? true;
+  }
+
+  private pace(): Allowance | undefined {
+    return this.rules.interimPace?.(this.target.team);
   }
 
   /**
    * Finals first, oldest first; then interim edits of messages never edited, oldest first; then
-   * those of the least recently edited message (a round robin over the messages).
+   * those of the least recently edited message (a round robin over the messages); tidy finals
+   * last, oldest first.
    */
   rank(): number {
     const edit = this.pending as Edit<P>;
+    if (edit.tidy) return edit.since + RANK_TIERS_MS;
     if (edit.final) return edit.since - 2 * RANK_TIERS_MS;
     if (this.lastSentAt === Number.NEGATIVE_INFINITY) return edit.since - RANK_TIERS_MS;
     return this.lastSentAt;

@@ -6,8 +6,8 @@ const READABLE = /[\p{L}\p{N}]/u;
 
 /**
  * A reply with nothing to read yet and nothing else to say: it is starting or working, shows
- * no step, and its text has no letter or digit that a growing answer could show (a stream
- * holds the last character back: stream-layout.ts).
+ * no step, and its text has no whole word that a growing answer could show (the word being
+ * written waits: stream-layout.ts), so that its first message never shows a fragment alone.
  */
 export function wordless(view: ReplyView): boolean {
   const { kind } = view.phase;

@@ -1,4 +1,5 @@
 import type { Allowances } from "../rate/allowance.js";
+import { SLACK_MINUTE_MS } from "../rate/window.js";
 import { SlidingWindow } from "./sliding-window.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -7,4 +8,6 @@ import { TokenBucket } from "./token-bucket.js";
  * sharing a database share their budgets there instead (store/postgres/budgets/).
  */
 export const localAllowances: Allowances = (_scope, rules) =>
-  rules.window ? new SlidingWindow(rules.perMinute) : new TokenBucket(rules.perMinute, rules.burst);
+  rules.window
+    ? new SlidingWindow(rules.perMinute, SLACK_MINUTE_MS)
+    : new TokenBucket(rules.perMinute, rules.burst);

@@ -6,6 +6,7 @@ import {
   type SlotRules,
 } from "./edit-slot.js";
 import { CallScheduler, type Lanes } from "./scheduler.js";
+import { TokenBucket } from "./token-bucket.js";
 
 export { type EditSender, type EditTarget, PacerError } from "./edit-slot.js";
 
@@ -18,12 +19,15 @@ export interface PacerOptions {
    */
   scheduler?: CallScheduler;
   /**
-   * Sustained edits per minute per workspace; default 40. Slack's `chat.update` is Tier 3
-   * (about 50/min), shared by every reply in the workspace: with the default burst of 4,
-   * any 60 s window holds at most burst + updatesPerMinute = 44 edits, below 50.
+   * Edits in any minute per workspace; default 47. Slack's `chat.update` is Tier 3 ("50+ per
+   * minute … sporadic bursts are welcome"), shared by every reply in the workspace: the
+   * minute's allowance may go at once, as Slack publishes it (sliding-window.ts).
    */
   updatesPerMinute?: number;
-  /** Token-bucket capacity per workspace: edits that may go back to back; default 4. */
+  /**
+   * A token bucket of this capacity instead of the window: at most `burst` edits back to back,
+   * then `updatesPerMinute` spread evenly over the minute. Unset: the window.
+   */
   burst?: number;
   /** Least time between a message's interim edits, from one send start, ms; default 1_000. */
   messageIntervalMs?: number;
@@ -52,7 +56,9 @@ export interface PacerOptions {
  * Per message one slot holding the latest payload, at most one edit in flight, interim edits
  * at most one per `messageIntervalMs`. When a token is free, final edits go first (oldest
  * first), then interim edits of the message least recently edited (so fifty streaming
- * replies take turns). A 429 pauses only its workspace's edits.
+ * replies take turns), then tidy finals; interim and tidy edits keep to a pace of half the
+ * minute, so that an answer's end never waits for the window. A 429 pauses only its
+ * workspace's edits.
  *
  * Promises: an edit resolves when it or a newer edit of the same message lands. A final edit
  * rejects when it fails for good (a permanent Slack error, or transient errors beyond
@@ -65,11 +71,15 @@ export class Pacer<P> {
   private readonly rules: SlotRules<P>;
   private readonly scheduler: CallScheduler;
   private readonly slots: Lanes<EditSlot<P>>;
+  private readonly interimPaces = new Map<string, TokenBucket>();
 
   constructor(send: EditSender<P>, options: PacerOptions = {}) {
+    const perMinute = options.updatesPerMinute ?? 47;
     this.rules = {
       send,
       messageIntervalMs: options.messageIntervalMs ?? 1_000,
+      interimPace:
+        options.burst === undefined ? (team) => this.interimPace(team, perMinute) : undefined,
       finalRetries: options.finalRetries ?? 5,
       idleRetentionMs: options.idleRetentionMs ?? 600_000,
       onSent: options.onSent,
@@ -77,15 +87,43 @@ export class Pacer<P> {
     this.scheduler = options.scheduler ?? new CallScheduler();
     const onRateLimited = options.onRateLimited;
     this.slots = this.scheduler.register<EditSlot<P>>(METHOD, {
-      perMinute: options.updatesPerMinute ?? 40,
-      burst: options.burst ?? 4,
+      perMinute,
+      burst: options.burst ?? 1,
+      window: options.burst === undefined,
       pauses: "method",
       retryDelayMs: options.retryDelayMs ?? 1_000,
       ...(onRateLimited && { onRateLimited: (slot, ms) => onRateLimited(slot.target, ms) }),
     });
   }
 
-  edit(target: EditTarget, payload: P, options?: { final?: boolean }): Promise<void> {
+  /**
+   * The pace of a workspace's interim and tidy edits: half the minute, an eighth of it at once.
+   * A window spent on interim edits at once would hold every answer's end back until it moved
+   * on; paced, they leave finals at least half of it, and a share that comes back every few
+   * seconds.
+   */
+  private interimPace(team: string, perMinute: number): TokenBucket {
+    let pace = this.interimPaces.get(team);
+    if (!pace) {
+      pace = new TokenBucket(
+        Math.max(1, Math.floor(perMinute / 2)),
+        Math.max(1, Math.floor(perMinute / 8)),
+      );
+      this.interimPaces.set(team, pace);
+    }
+    return pace;
+  }
+
+  /**
+   * Wants `payload` shown in the message. `final`: the message's last edit, sent before any
+   * interim edit; with `tidy`, one that shows no words a person waits for (the answer is
+   * whole already): it goes after every other edit.
+   */
+  edit(
+    target: EditTarget,
+    payload: P,
+    options?: { final?: boolean; tidy?: boolean },
+  ): Promise<void> {
     if (this.slots.closed) return Promise.reject(new PacerError("closed"));
     const now = this.scheduler.clock.now();
     const { team, channel, ts } = target;
@@ -95,7 +133,8 @@ export class Pacer<P> {
       () => new EditSlot<P>({ team, channel, ts }, this.rules, now),
     );
     return new Promise<void>((resolve, reject) => {
-      const fresh = slot.give(payload, options?.final === true, { resolve, reject }, now);
+      const kind = options?.final ? (options.tidy ? "tidy" : "final") : "interim";
+      const fresh = slot.give(payload, kind, { resolve, reject }, now);
       if (fresh) this.slots.wake(team);
     });
   }

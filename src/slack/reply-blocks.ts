@@ -207,12 +207,34 @@ export function statusSentence(
 
 /** The payload of one reply message for the given part body and phase, within Slack's limits. */
 export function buildReply(input: ReplyInput): ReplyPayload {
-  const { body, phase, turnId, notes = [], part, steps = [] } = input;
+  const { body, turnId, part } = input;
   const hasBody = body.trim() !== "";
+  const { status, blocks } = footer(input, hasBody);
+  if (hasBody) blocks.unshift({ type: "markdown", text: fitMarkdown(body) });
+  return {
+    text: fallbackText(body, hasBody, status),
+    blocks,
+    metadata: replyMark(turnId, part?.index ?? 0),
+  };
+}
+
+/**
+ * The blocks under an answer whose text a stream shows (what `chat.stopStream` puts below
+ * it): the status line, the model, the notes, the feedback buttons. No Stop button: the
+ * stream has ended.
+ */
+export function blocksUnderStream(input: Omit<ReplyInput, "body">): Slack.KnownBlock[] {
+  return footer({ ...input, body: "" }, true).blocks.filter((block) => block.type !== "actions");
+}
+
+/** Everything of a reply message but its text: the status line, model, notes, buttons. */
+function footer(
+  input: ReplyInput,
+  hasBody: boolean,
+): { status: Status | undefined; blocks: Slack.KnownBlock[] } {
+  const { phase, turnId, notes = [], part, steps = [] } = input;
   const status = statusOf(phase, hasBody, steps);
   const blocks: Slack.KnownBlock[] = [];
-
-  if (hasBody) blocks.push({ type: "markdown", text: fitMarkdown(body) });
   if (status) {
     const label = partLabel(part);
     const shown = status.line + label;
@@ -237,12 +259,7 @@ export function buildReply(input: ReplyInput): ReplyPayload {
   const feedback = feedbackFor(phase, turnId);
   if (feedback) blocks.push(feedback);
   if (status?.stoppable) blocks.push(stopActions(turnId));
-
-  return {
-    text: fallbackText(body, hasBody, status),
-    blocks,
-    metadata: replyMark(turnId, part?.index ?? 0),
-  };
+  return { status, blocks };
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../bridge/ports.js";
+import { SLACK_MINUTE_MS } from "../rate/window.js";
 import type { Clock } from "../time.js";
 import type { NativeStream } from "./native-stream.js";
 import { SlidingWindow } from "./sliding-window.js";
@@ -23,10 +24,6 @@ export interface ReplyChoiceOptions {
   /** Native streaming; undefined: every reply is edited (SLACK_STREAMING=off). */
   native: NativeStream | undefined;
   budgets: Budgets;
-  /** The `chat.update` calls a minute the pacer spends (SLACK_UPDATES_PER_MINUTE). */
-  updatesPerMinute: number;
-  /** The `chat.appendStream` calls a minute the stream gate spends. */
-  appendsPerMinute: number;
   /**
    * The streams the stream gate may start in any minute (SLACK_STREAM_STARTS_PER_MINUTE), and
    * the clock to count them by: a stream is counted when it is chosen, since its start may wait
@@ -47,15 +44,14 @@ export interface ReplyChoiceOptions {
  * The reply strategy the bridge is given: per answer, native streaming or paced edits,
  * whichever the workspace's budgets serve best at the moment the answer opens.
  *
- * An answer streams when Slack lets the bot stream there, its start and stop can go now (Tier
- * 2), and the appends it would share (Tier 4) give it more updates a minute than the edits it
- * would share (Tier 3), counting the answers already going each way in that workspace. So
- * streams take the first answers of a burst, edits the next, and both budgets carry the
- * load. A reply waiting behind another in its thread is edited (its placeholder may wait for
- * long: a stream would expire), and so is a reply resumed after a restart.
+ * An answer streams when Slack lets the bot stream there and its start and stop can go now
+ * (Tier 2, a minute's allowance): a stream shows its words through appends (Tier 4, twice
+ * the edits' Tier 3 and a budget of their own), so every answer the start window has room
+ * for streams, and the edits carry the rest. A reply waiting behind another in its thread is
+ * edited (its placeholder may wait for long: a stream would expire), and so is a reply
+ * resumed after a restart.
  */
 export class ReplyChoice implements ReplyStrategy {
-  private readonly going = new Map<string, { stream: number; edits: number }>();
   /** Workspaces, and channels (`team/channel`), where Slack refused to stream. */
   private readonly refused = new Set<string>();
   /** Per workspace, the streams chosen within the last minute. */
@@ -78,17 +74,9 @@ export class ReplyChoice implements ReplyStrategy {
     const { native, edits } = this.options;
     const resumed = target.parts.length > 0 || (target.postsAttempted ?? 0) > 0;
     const way: Way = native && view && !resumed && this.streams(target, view) ? "stream" : "edits";
-    const going = this.going.get(target.team) ?? { stream: 0, edits: 0 };
-    this.going.set(target.team, going);
-    going[way]++;
     this.options.onChosen?.(target, way);
-    const renderer =
-      way === "stream"
-        ? (native as NativeStream).render(target, recorder)
-        : native && resumed
-          ? await native.resume(target, recorder)
-          : edits.render(target, recorder);
-    return { renderer, done: () => going[way]-- };
+    if (way === "stream") return (native as NativeStream).render(target, recorder);
+    return native && resumed ? native.resume(target, recorder) : edits.render(target, recorder);
   }
 
   private streams(target: ReplyTarget, view: ReplyView): boolean {
@@ -98,10 +86,7 @@ export class ReplyChoice implements ReplyStrategy {
     const { budgets, maxStartWaitMs = 1_000 } = this.options;
     if (budgets.waitFor(team, START) > maxStartWaitMs) return false;
     if (budgets.waitFor(team, STOP) > maxStartWaitMs) return false;
-    const going = this.going.get(team) ?? { stream: 0, edits: 0 };
-    const streamShare = this.options.appendsPerMinute / (going.stream + 1);
-    const editShare = this.options.updatesPerMinute / (going.edits + 1);
-    return streamShare >= editShare && this.reserveStart(team);
+    return this.reserveStart(team);
   }
 
   /** Counts a stream's start against the minute's, when it still has room. */
@@ -110,7 +95,7 @@ export class ReplyChoice implements ReplyStrategy {
     if (!starts) return true;
     let window = this.chosen.get(team);
     if (!window) {
-      window = new SlidingWindow(starts.perMinute);
+      window = new SlidingWindow(starts.perMinute, SLACK_MINUTE_MS);
       this.chosen.set(team, window);
     }
     return window.tryTake(starts.clock.now());
@@ -128,20 +113,15 @@ class ChosenReply implements ReplyRenderer {
   ) {}
 
   async open(view: ReplyView): Promise<void> {
-    await (await this.way(view)).renderer.open(view);
+    await (await this.way(view)).open(view);
   }
 
   show(view: ReplyView): void {
-    void this.way(view).then(({ renderer }) => renderer.show(view));
+    void this.way(view).then((renderer) => renderer.show(view));
   }
 
   async finish(view: ReplyView): Promise<void> {
-    const { renderer, done } = await this.way(undefined);
-    try {
-      await renderer.finish(view);
-    } finally {
-      done();
-    }
+    await (await this.way(undefined)).finish(view);
   }
 
   private way(view: ReplyView | undefined): ReturnType<ReplyChoice["choose"]> {

@@ -54,7 +54,19 @@ export class PacedEdits implements ReplyStrategy {
   render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
     return new PacedEditReply(target, recorder, this.options);
   }
+
+  /**
+   * The final edit of an answer that Slack already shows whole in one streamed message (its
+   * stream ended with the last words): the same words, without the Stop button, ranked behind
+   * every edit that shows an answer's words (pacer.ts).
+   */
+  tidy(target: ReplyTarget, recorder: ReplyRecorder, view: ReplyView): Promise<void> {
+    return new PacedEditReply(target, recorder, this.options, [view.body]).finish(view);
+  }
 }
+
+/** PacedEdits.tidy: what a stream's end leaves to the edits. */
+export type TidyEdits = PacedEdits["tidy"];
 
 /**
  * One turn's reply. Every change of the view is reconciled with the messages in Slack by
@@ -80,6 +92,11 @@ class PacedEditReply implements ReplyRenderer {
     private readonly target: ReplyTarget,
     private readonly recorder: ReplyRecorder,
     private readonly options: PacedEditsOptions,
+    /**
+     * The answer is shown whole already, in these parts: the final edits only tidy them
+     * (PacedEdits.tidy), in the layout they have.
+     */
+    private readonly shown?: string[],
   ) {
     this.parts = [...target.parts];
     this.attemptedBefore = target.postsAttempted ?? target.parts.length;
@@ -143,7 +160,7 @@ class PacedEditReply implements ReplyRenderer {
 
   private async sync(view: ReplyView, final: boolean): Promise<void> {
     const bodies = final
-      ? splitAnswer(view.body)
+      ? (this.shown ?? splitAnswer(view.body))
       : view.body === ""
         ? [""]
         : splitInterim(view.body);
@@ -167,7 +184,7 @@ class PacedEditReply implements ReplyRenderer {
       const edit = this.options.pacer.edit(
         { team: this.target.team, channel: this.target.channel, ts },
         payload,
-        { final: settled },
+        { final: settled, tidy: this.shown !== undefined },
       );
       if (settled) this.finalEdits.push(edit);
       else edit.catch((error: unknown) => this.options.onError?.(error, "interim edit"));

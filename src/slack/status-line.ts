@@ -18,7 +18,9 @@ export function threadKey(thread: SlackThread): string {
 interface Board {
   thread: SlackThread;
   turns: Map<string, ReplyView>;
-  /** The words last asked for ("" after a clear). */
+  /** Turns whose reply has a message in the thread: it says itself what the turn does. */
+  replied: Set<string>;
+  /** The words last asked for ("" after a clear, and after a reply cleared them). */
   said: string;
 }
 
@@ -26,19 +28,21 @@ interface Board {
  * The line under a thread that says the assistant is working (`assistant.threads.setStatus`),
  * driven by the phases of the thread's replies and sent through its own budget, never the
  * edits'. A thread's turns run one at a time, so the line says what the earliest live turn
- * does and how many questions wait behind it; it is cleared when the last one ends.
+ * does and how many questions wait behind it, until that turn's reply has a message: Slack
+ * clears the line when the app posts, and the reply (its status line, its stream) says the
+ * rest. It is cleared when the last turn ends, if it still shows anything.
  */
 export class StatusLine {
   private readonly boards = new Map<string, Board>();
 
-  constructor(private readonly signals: Pick<ThreadSignals<ThreadStatusArgs>, "set" | "resend">) {}
+  constructor(private readonly signals: Pick<ThreadSignals<ThreadStatusArgs>, "set" | "cleared">) {}
 
   /** Turn `turnId` of `thread` shows `view`. */
   show(thread: SlackThread, turnId: string, view: ReplyView): void {
     const key = threadKey(thread);
     let board = this.boards.get(key);
     if (!board) {
-      board = { thread, turns: new Map(), said: "" };
+      board = { thread, turns: new Map(), replied: new Set(), said: "" };
       this.boards.set(key, board);
     }
     board.turns.set(turnId, view);
@@ -50,18 +54,28 @@ export class StatusLine {
     const key = threadKey(thread);
     const board = this.boards.get(key);
     if (!board?.turns.delete(turnId)) return;
+    board.replied.delete(turnId);
     this.say(board);
     if (board.turns.size === 0) this.boards.delete(key);
   }
 
-  /** The app posted in `thread`, which clears Slack's status line: it is set again if still wanted. */
-  posted(thread: SlackThread): void {
+  /**
+   * Turn `turnId`'s reply posted in `thread`, which clears Slack's status line: nothing more is
+   * said while that turn leads, and what still waited to be said is dropped.
+   */
+  posted(thread: SlackThread, turnId: string): void {
     const board = this.boards.get(threadKey(thread));
-    if (board && board.said !== "") this.signals.resend(thread.team, threadKey(thread));
+    if (!board?.turns.has(turnId)) return;
+    board.replied.add(turnId);
+    board.said = "";
+    this.signals.cleared(thread.team, threadKey(thread));
   }
 
   private say(board: Board): void {
-    const [first] = board.turns.values();
+    const [entry] = board.turns.entries();
+    // Words on their way to the reply's message say it better, and clear the line as it posts.
+    if (entry && (board.replied.has(entry[0]) || writing(entry[1]))) return;
+    const first = entry?.[1];
     const words: StatusWords = first ? statusWords(first, board.turns.size - 1) : CLEARED;
     const said = JSON.stringify(words);
     // Nothing was said yet: there is nothing to clear.
@@ -74,4 +88,9 @@ export class StatusLine {
       ...words,
     });
   }
+}
+
+/** A turn whose answer has words to show: its reply is about to show them, or shows them. */
+function writing(view: ReplyView): boolean {
+  return view.phase.kind === "working" && view.body.trim() !== "";
 }

@@ -6,13 +6,19 @@ export interface StreamGateOptions {
   scheduler: CallScheduler;
   /**
    * `chat.startStream` calls in any minute per workspace, and as many `chat.stopStream` calls;
-   * default 18 (both are Tier 2, about 20 a minute). A window, not a pace: a burst of questions
+   * default 19 (both are Tier 2, about 20 a minute). A window, not a pace: a burst of questions
    * starts that many streams at once, and the next wait for the window to move on.
    */
   startsPerMinute?: number;
-  /** `chat.appendStream` calls per minute per workspace; default 80 (Tier 4, about 100). */
+  /**
+   * `chat.appendStream` calls in any minute per workspace; default 95 (Tier 4, "100+ per
+   * minute … generous burst behavior"): a window too, spent as the answers need it.
+   */
   appendsPerMinute?: number;
-  /** Least time between two appends to one message, ms; default 1_000. */
+  /**
+   * Least time between two appends to one message, ms; default 250. How often a message is
+   * appended to is the reply's choice (stream-reply.ts): this is only the floor.
+   */
   appendIntervalMs?: number;
   /** Metrics hook: Slack answered 429 to a stream method. */
   onRateLimited?: (method: string) => void;
@@ -39,7 +45,7 @@ export class StreamGate {
 
   constructor(options: StreamGateOptions) {
     const { scheduler, onRateLimited } = options;
-    const tier2 = options.startsPerMinute ?? 18;
+    const tier2 = options.startsPerMinute ?? 19;
     const hook = (method: string) =>
       onRateLimited && { onRateLimited: () => onRateLimited(method) };
     this.starts = new PostGate({
@@ -59,10 +65,10 @@ export class StreamGate {
       scheduler,
       method: APPEND,
       pauses: "method",
-      perSecond: 1_000 / (options.appendIntervalMs ?? 1_000),
+      perSecond: 1_000 / (options.appendIntervalMs ?? 250),
       burst: 1,
-      workspacePerMinute: options.appendsPerMinute ?? 80,
-      workspaceBurst: 10,
+      workspacePerMinute: options.appendsPerMinute ?? 95,
+      workspaceWindow: true,
       retries: 0,
       localPace: true,
       ...hook(APPEND),

@@ -47,13 +47,18 @@ export interface TextStep {
 
 /** Room kept below `hardLimit` for the fence that closes a message cut inside code. */
 const CLOSE_ROOM = 100;
+/** The word being written waits only up to this length: a longer run (a link) is cut in it. */
+const WORD_MAX = 40;
+
 /**
  * Where the text that may be appended now ends, at or after `from`: what is still being
  * written waits. A `<` not yet closed on the last line waits: Slack markup split over two
  * appends would escape the mention quieting that each append passes through. While the text
- * grows (`holdTail`), its last visible character waits too, with any whitespace after it: a
- * chunk that begins with whitespace may lose it (reported), and one that begins with a
- * character already written cannot. Once the text pauses, it goes.
+ * grows (`holdTail`), its last word waits too, with any whitespace after it: a person reads
+ * whole words, not a fragment that changes a moment later; and a chunk that begins with
+ * whitespace may lose it (reported), while one that begins with a word cannot. A run without
+ * whitespace longer than WORD_MAX (a link, a long line of code) holds back only its last
+ * character. Once the text pauses, it goes.
  */
 export function streamableEnd(answer: string, from: number, holdTail = true): number {
   let end = answer.length;
@@ -61,6 +66,10 @@ export function streamableEnd(answer: string, from: number, holdTail = true): nu
   if (lt >= from && !answer.includes(">", lt) && !answer.includes("\n", lt)) end = lt;
   if (!holdTail) return end;
   while (end > from && isWhitespace(answer.charCodeAt(end - 1))) end--;
+  let word = end;
+  while (word > from && !isWhitespace(answer.charCodeAt(word - 1))) word--;
+  const startsWord = word === 0 || isWhitespace(answer.charCodeAt(word - 1));
+  if (startsWord && end - word <= WORD_MAX) return word;
   if (end === from) return from;
   const low = answer.charCodeAt(end - 1);
   // A character outside the basic plane is two code units: both wait.

@@ -1,7 +1,6 @@
 import type {
   ReplyRecorder,
   ReplyRenderer,
-  ReplyStrategy,
   ReplyTarget,
   ReplyView,
 } from "../bridge/ports.js";
@@ -10,6 +9,8 @@ import { classifyCallFailure } from "./call-failure.js";
 import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
 import { postOnce } from "./post-once.js";
+import type { PacedEdits } from "./reply.js";
+import { blocksUnderStream } from "./reply-blocks.js";
 import type { Card } from "./stream-chunks.js";
 import type { StreamGate } from "./stream-gate.js";
 import {
@@ -35,8 +36,12 @@ export interface NativeStreamOptions {
   /** The Web API of a workspace (its calls carry that workspace's bot token). */
   slack: (team: string) => Pick<SlackWebApi, "startStream" | "appendStream" | "stopStream">;
   gate: StreamGate;
-  /** How a reply goes on once it stops streaming, and how every reply ends: paced edits. */
-  edits: ReplyStrategy;
+  /**
+   * How a reply goes on once it stops streaming, and how a reply ends that a stream cannot end
+   * (a stop, a failure, more text than its message holds): paced edits. `tidy` gives a
+   * streamed answer its final layout once it is whole, when no answer waits for the budget.
+   */
+  edits: Pick<PacedEdits, "render" | "tidy">;
   clock: Clock;
   /** Where streamed messages are cut; default DEFAULT_STREAM_LIMITS. */
   limits?: StreamLimits;
@@ -45,6 +50,12 @@ export interface NativeStreamOptions {
    * that they ride on its start, ms; default 0 (first-words.ts).
    */
   firstWordsWaitMs?: number;
+  /**
+   * How long after an append the next one to the same reply may go, ms: the answers
+   * streaming in the workspace share its appends (native-stream.ts sets it); default none
+   * but the stream gate's own floor.
+   */
+  appendIntervalMs?: (team: string) => number;
   /**
    * A stream given nothing for this long gets its status card again, so that Slack does not
    * end it (reported: about five minutes after the last append), ms; default 240_000.
@@ -130,6 +141,10 @@ export class StreamReply implements ReplyRenderer {
   private grewAt = Number.NEGATIVE_INFINITY;
   /** The wake-up that lets a held tail go once the text pauses. */
   private wake: (() => void) | undefined;
+  /** When the next append may go (appendIntervalMs after the last one went). */
+  private nextAppendAt = Number.NEGATIVE_INFINITY;
+  /** The wake-up for that moment. */
+  private paced: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private dirty = false;
   private closing = false;
@@ -137,7 +152,7 @@ export class StreamReply implements ReplyRenderer {
   private readonly firstWords: FirstWords;
 
   constructor(
-    private readonly target: ReplyTarget,
+    readonly target: ReplyTarget,
     private readonly recorder: ReplyRecorder,
     private readonly options: NativeStreamOptions,
     private readonly done: () => void,
@@ -172,9 +187,77 @@ export class StreamReply implements ReplyRenderer {
     this.closing = true;
     this.firstWords.end();
     await this.loop;
+    if (await this.endWithWords(view)) {
+      this.done();
+      // Slack shows the answer whole: its final layout (the Stop button gone) waits for the
+      // edits' budget to have nothing more pressing, and the turn does not wait for it.
+      const target = { ...this.target, parts: [...this.parts], postsAttempted: this.parts.length };
+      void this.options.edits.tidy(target, this.recorder, view).catch((error: unknown) => {
+        this.options.onError?.(error, "tidy a streamed answer");
+      });
+      return;
+    }
     const edits = await this.handOver();
     this.done();
     await edits.finish(view);
+  }
+
+  /**
+   * Ends a completed answer's one stream with its last words and the blocks that go under it,
+   * so that Slack shows the answer whole in one call; false when the stream cannot end it (a
+   * stop or a failure, whose sentence the edits show; an answer in more than one message, or
+   * one its message cannot hold; a text that changed under the stream; a stop that failed),
+   * and the edits end it instead.
+   */
+  private async endWithWords(view: ReplyView): Promise<boolean> {
+    const stream = this.stream;
+    if (view.phase.kind !== "completed" || !stream || stream.ended || this.edits) return false;
+    // An answer without words ends with a sentence saying so, which only the edits show.
+    if (view.body.trim() === "") return false;
+    // A long answer's messages are laid out again by the final edits (answer-split.ts).
+    if (this.userStopped || this.rollTo || stream.index > 0) return false;
+    let plan: Plan | undefined;
+    try {
+      plan = planStream({
+        // As a stream that is writing: a status card still shown is marked done, none is added.
+        view: { ...view, phase: { kind: "working" } },
+        part: stream,
+        streamed: this.streamed,
+        limits: this.limits,
+        turnId: this.target.turnId,
+        starting: false,
+        writing: true,
+        keepAlive: false,
+        holdTail: false,
+      });
+    } catch {
+      return false;
+    }
+    if (plan?.text.next) return false;
+    this.disarm();
+    const { team, channel, turnId } = this.target;
+    const blocks = blocksUnderStream({
+      phase: view.phase,
+      turnId,
+      notes: view.notes,
+      part: { index: stream.index },
+    });
+    try {
+      await this.options.gate.stops.post({ team, channel, lane: stream.ts }, () =>
+        this.options.slack(team).stopStream({
+          channel,
+          ts: stream.ts,
+          metadata: replyMark(turnId, stream.index),
+          ...(plan && plan.chunks.length > 0 && { chunks: plan.chunks }),
+          ...(blocks.length > 0 && { blocks }),
+        }),
+      );
+    } catch (error) {
+      this.options.onError?.(error, "end a stream with its last words");
+      return false;
+    }
+    stream.ended = true;
+    return true;
   }
 
   close(): void {
@@ -186,7 +269,15 @@ export class StreamReply implements ReplyRenderer {
   private kick(): void {
     this.dirty = true;
     // Without a stream there is nothing to append to yet: the start takes the latest view.
-    if (this.loop || this.edits || this.closing || !this.stream) return;
+    if (this.loop || this.edits || this.closing || !this.stream || this.paced) return;
+    const wait = this.nextAppendAt - this.options.clock.now();
+    if (wait > 0 && !this.rollTo) {
+      this.paced = this.options.clock.timer(wait, () => {
+        this.paced = undefined;
+        this.kick();
+      });
+      return;
+    }
     this.loop = this.run().finally(() => {
       this.loop = undefined;
       if (this.dirty) this.kick();
@@ -195,6 +286,8 @@ export class StreamReply implements ReplyRenderer {
 
   private async run(): Promise<void> {
     while (this.dirty && !this.edits && !this.closing && this.stream) {
+      // Not yet time for the next append: kick() waits for it once this loop is done.
+      if (!this.rollTo && this.options.clock.now() < this.nextAppendAt) return;
       this.dirty = false;
       const stream = this.stream;
       try {
@@ -219,6 +312,7 @@ export class StreamReply implements ReplyRenderer {
       if (plan.chunks.length > 0) {
         // Slack's idle time runs from when it got the append: the renewal is timed from here.
         this.arm();
+        this.nextAppendAt = this.options.clock.now() + (this.options.appendIntervalMs?.(team) ?? 0);
         await this.options
           .slack(team)
           .appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
@@ -350,6 +444,8 @@ export class StreamReply implements ReplyRenderer {
     this.renewal = undefined;
     this.wake?.();
     this.wake = undefined;
+    this.paced?.();
+    this.paced = undefined;
   }
 
   private failed(error: unknown, what: string, stream?: Stream): void {

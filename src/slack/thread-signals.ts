@@ -25,8 +25,10 @@ export interface ThreadSignalsOptions<P> {
   send: (payload: P, team: string) => Promise<unknown>;
   /** Sustained calls per minute per workspace (> 0). */
   perMinute: number;
-  /** Calls a workspace may make back to back (>= 1). */
+  /** Calls a workspace may make back to back (>= 1); unused with `window`. */
   burst: number;
+  /** `perMinute` counts the calls of any minute, all at once if need be (MethodBudget.window). */
+  window?: boolean;
   /**
    * When Slack stops showing a value by itself (the status line after about two minutes), the
    * value is sent again this long after it landed, ms; undefined: never (the default).
@@ -181,6 +183,7 @@ export class ThreadSignals<P> {
     this.lanes = options.scheduler.register<SignalLane<P>>(options.method, {
       perMinute: options.perMinute,
       burst: options.burst,
+      ...(options.window && { window: true }),
       ...(onRateLimited && { onRateLimited: (_lane, ms) => onRateLimited(ms) }),
     });
   }
@@ -208,16 +211,14 @@ export class ThreadSignals<P> {
 
   /**
    * Slack no longer shows the value of `key` (a reply in the thread clears its status line):
-   * the latest value is sent again unless a newer one is on its way.
+   * a value still waiting to be sent is dropped (nobody would see it: its callers learn it did
+   * not land), and the one Slack showed is no longer refreshed.
    */
-  resend(team: string, key: string): void {
+  cleared(team: string, key: string): void {
     const lane = this.lanes.find(team, key);
-    if (!lane || this.refused.has(team)) return;
-    const last = lane.sending ?? lane.shown;
+    if (!lane) return;
     lane.shown = undefined;
-    if (lane.wanted || !last) return;
-    lane.wanted = { payload: last.payload, same: last.same, waiters: [] };
-    this.lanes.wake(team);
+    lane.settleWanted(false);
   }
 
   close(): void {

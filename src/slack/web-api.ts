@@ -67,6 +67,10 @@ export interface StopStreamArgs {
   ts: string;
   /** The mark the message keeps (a stream cannot carry one before it stops). */
   metadata?: MessageMark;
+  /** The last of the answer, appended as the stream ends. */
+  chunks?: StreamChunk[];
+  /** Shown under the finished message (the feedback buttons). */
+  blocks?: Slack.KnownBlock[];
 }
 
 export interface EphemeralArgs {
@@ -334,8 +338,7 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
     },
 
     async stopStream(args) {
-      // It carries no text: what the message shows was quieted as it was streamed.
-      await client.chat.stopStream({ ...auth(), ...args });
+      await client.chat.stopStream({ ...auth(), ...quietMessage(args) });
     },
   };
 }

@@ -18,16 +18,16 @@ import type {
 const STATUS_REFRESH_MS = 100_000;
 
 /*
- * Budgets per workspace, each a margin under Slack's limit for the method so that a burst
- * and a minute's rate together stay below it (the pacer's reasoning). setStatus has "special"
- * limits (the fake and this budget assume Tier 4, 100/min); agents.sessions.* are assumed
- * Tier 3 (50/min; unconfirmed); setSuggestedPrompts is Tier 4.
+ * Budgets per workspace: each method's calls in any minute (a window: a burst of questions has
+ * its statuses at once), a little under Slack's limit. setStatus has "special" limits, taken
+ * as Tier 3 (50/min) until Slack says more (slack-facts.md); agents.sessions.* are assumed
+ * Tier 3 (unconfirmed); setSuggestedPrompts is Tier 4.
  */
 const BUDGETS = {
-  status: { perMinute: 80, burst: 10 },
-  session: { perMinute: 40, burst: 5 },
-  rename: { perMinute: 20, burst: 3 },
-  prompts: { perMinute: 30, burst: 5 },
+  status: { perMinute: 47, burst: 1, window: true },
+  session: { perMinute: 47, burst: 1, window: true },
+  rename: { perMinute: 47, burst: 1, window: true },
+  prompts: { perMinute: 95, burst: 1, window: true },
 };
 
 /**
@@ -43,7 +43,7 @@ export function wireAgentSurface(
 ) {
   const signals = <P>(
     method: string,
-    budget: { perMinute: number; burst: number },
+    budget: { perMinute: number; burst: number; window: boolean },
     send: (payload: P, team: string) => Promise<unknown>,
     more: { refreshMs?: (payload: P) => number | undefined; retentionMs?: number } = {},
   ) =>

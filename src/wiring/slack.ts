@@ -121,8 +121,6 @@ export function wireSlack(
     edits,
     native,
     budgets: scheduler,
-    updatesPerMinute: config.slack.updatesPerMinute,
-    appendsPerMinute: streaming.appendsPerMinute,
     starts: { perMinute: streaming.startsPerMinute, clock },
     onChosen: (_target, way) => metrics.replies.inc({ way }),
   });

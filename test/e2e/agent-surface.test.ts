@@ -53,7 +53,7 @@ async function askHanging(x: Harness, text: string): Promise<string> {
 }
 
 describe("the status line", () => {
-  it("shows within a second of the question without an edit, and is cleared at the end", async () => {
+  it("shows within a second of the question without an edit, until the reply's first message", async () => {
     proxy = await startFaultProxy();
     const x = await harness({ env: { ASSISTANT_API_URL: proxy.url } });
     proxy.setTarget(x.sim.url);
@@ -68,19 +68,20 @@ describe("the status line", () => {
     expect(x.slack.callsTo("assistant.threads.setStatus")[0]?.at ?? Infinity).toBeLessThan(
       asked + 1_000,
     );
+    expect(first?.loading_messages).toEqual(["Reading the thread…", "Thinking…"]);
     await proxy.held();
-    // The placeholder's post cleared Slack's line; the bot set it again. No edit was spent.
-    expect(x.slack.statusLine(CHANNEL, threadTs)).toMatchObject({
-      status: "is reading the thread…",
-      loading_messages: ["Reading the thread…", "Thinking…"],
-    });
+    // The placeholder's post cleared Slack's line, and the placeholder says what happens: the
+    // line is not set again. No edit was spent.
+    await x.slack.waitFor((s) => s.replies(CHANNEL, threadTs).length === 1);
+    expect(x.slack.statusLine(CHANNEL, threadTs)).toBeUndefined();
     expect(x.slack.callsTo("chat.update")).toEqual([]);
 
     proxy.release();
     expect(await x.settled(CHANNEL, threadTs)).toEqual([
       "The answer, at last.\nAnswered by assistant-standard",
     ]);
-    await x.slack.waitFor((s) => s.statuses.at(-1)?.status === "");
+    // One call in all: nothing was left to clear at the end.
+    expect(statusesOf(x, threadTs)).toHaveLength(1);
     expect(x.slack.statusLine(CHANNEL, threadTs)).toBeUndefined();
     // The session was processing while the run went, and rests now; named by the question.
     await x.slack.waitFor((s) => s.session(CHANNEL, threadTs)?.status === "active");
@@ -92,7 +93,7 @@ describe("the status line", () => {
     });
   });
 
-  it("is set again before Slack drops it while the answer takes minutes to start", async () => {
+  it("is not set again once the placeholder shows the wait, however long the answer takes to start", async () => {
     const clock = new SkippableClock();
     proxy = await startFaultProxy();
     const x = await harness({
@@ -105,21 +106,19 @@ describe("the status line", () => {
     x.sim.control.enqueueAnswer({ text: "Worth the wait." });
     const { threadTs } = await x.mention("<@UBOT> slow one");
     await proxy.held();
-    await x.slack.waitFor((s) => s.statusLine(CHANNEL, threadTs) !== undefined);
-    const before = statusesOf(x, threadTs).length;
-    // Slack drops a status line two minutes after it was set: the bot sets it again first.
+    await x.slack.waitFor((s) => s.replies(CHANNEL, threadTs).length === 1);
+    expect(statusesOf(x, threadTs)).toHaveLength(1);
+    // Slack would drop a status line two minutes after it was set: none is left to refresh.
     clock.skip(100_000);
-    await x.slack.waitFor(
-      (s) => s.statuses.filter((c) => c.thread_ts === threadTs).length === before + 1,
-    );
     clock.skip(60_000);
-    expect(x.slack.statusLine(CHANNEL, threadTs)?.status).toBe("is reading the thread…");
     expect(x.slack.callsTo("chat.update")).toEqual([]);
     proxy.release();
     expect(await x.settled(CHANNEL, threadTs)).toEqual([
       "Worth the wait.\nAnswered by assistant-standard",
     ]);
-    await x.slack.waitFor((s) => s.statusLine(CHANNEL, threadTs) === undefined);
+    // A refresh due at the skip would have gone while the answer was written.
+    expect(statusesOf(x, threadTs)).toHaveLength(1);
+    expect(x.slack.statusLine(CHANNEL, threadTs)).toBeUndefined();
   });
 
   it("says how many are ahead while the run waits in the service's budget", async () => {
@@ -128,15 +127,11 @@ describe("the status line", () => {
     await x.settled("C0ONE", first.threadTs);
     const second = await x.mention("<@UBOT> second", { channel: "C0TWO" });
     const third = await x.mention("<@UBOT> third", { channel: "C0THREE" });
-    await x.slack.waitFor(
-      (s) => s.statusLine("C0THREE", third.threadTs)?.status === "is waiting for its turn…",
-    );
-    expect(x.slack.statusLine("C0TWO", second.threadTs)?.loading_messages).toEqual([
-      "Queued — next in line at the assistant service",
-    ]);
-    expect(x.slack.statusLine("C0THREE", third.threadTs)?.loading_messages).toEqual([
-      "Queued — 1 ahead at the assistant service",
-    ]);
+    // A queued reply has something to say at once: its placeholder says it (and clears the line).
+    const shows = (channel: string, ts: string, words: string) =>
+      x.slack.waitFor((s) => (s.threadTranscript(channel, ts)[0] ?? "").includes(words));
+    await shows("C0TWO", second.threadTs, "Queued — next in line");
+    await shows("C0THREE", third.threadTs, "Queued — 1 ahead at the assistant service");
     await x.bot.bridge.stopAllFor("T0001", "C0TWO", USER);
     await x.bot.bridge.stopAllFor("T0001", "C0THREE", USER);
     expect(await x.settled("C0TWO", second.threadTs)).toEqual([

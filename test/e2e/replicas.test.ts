@@ -170,6 +170,18 @@ async function askAll(bots: ChildBot[], kill: boolean): Promise<string[]> {
   return roots;
 }
 
+/** A thread whose questions did not all reach the service: what Slack shows, what the replicas logged. */
+function explain(thread: number, transcript: string[], bots: ChildBot[]): void {
+  const logged = bots.flatMap((bot, i) =>
+    bot.logs
+      .filter((line) => /"level":(40|50|60)/.test(line))
+      .map((line) => `replica ${i}: ${line}`),
+  );
+  console.warn(
+    `thread ${thread} in Slack:\n${transcript.join("\n---\n")}\nwarnings:\n${logged.slice(-40).join("\n")}`,
+  );
+}
+
 /** Slack calls that landed, by method. */
 function callCounts(): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -197,7 +209,9 @@ describe("three replicas on one PostgreSQL database", () => {
       const serviceThread = serviceThreadOf(thread);
       // The questions reached the service in the thread's order ...
       const questions = sim.control.messages(serviceThread).filter((m) => m.role === "user");
-      expect(questions.map((m) => m.content.split("\n").at(-1))).toEqual(
+      const asked = questions.map((m) => m.content.split("\n").at(-1));
+      if (asked.length !== PER_THREAD) explain(thread, slack.threadTranscript(channel, root), bots);
+      expect(asked).toEqual(
         Array.from(
           { length: PER_THREAD },
           (_, i) => `Thread ${thread}, question ${i}: what comes next?`,

@@ -69,6 +69,30 @@ const posts = () =>
 /** The bot reads the run's stream only once it has recorded the run's id. */
 const runFollowed = () =>
   sim.control.requests.some((r) => r.method === "GET" && /\/stream$/.test(r.path));
+/**
+ * Resolves once `holds()` is true, checked at each request the simulator records: the fake
+ * Slack's waitFor re-checks only on Slack's own activity, and none may follow.
+ */
+function serviceUntil(holds: () => boolean, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const events = sim.control.events;
+    const check = () => {
+      if (!holds()) return;
+      done();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`the simulator did not see it within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      events.off("request", check);
+    };
+    events.on("request", check);
+    check();
+  });
+}
 const runStarts = () =>
   sim.control.requests.filter((r) => r.method === "POST" && /\/runs$/.test(r.path));
 
@@ -164,7 +188,7 @@ describe("the bot killed and started again", () => {
     });
     await slackProxy.held();
     // The run does not wait for the placeholder: the service writes while Slack is slow.
-    await slack.waitFor(runFollowed);
+    await serviceUntil(runFollowed);
     await first.kill("SIGKILL");
     expect(slack.replies(CHANNEL, ts)).toEqual([]);
 
@@ -187,7 +211,7 @@ describe("the bot killed and started again", () => {
     });
     await slackProxy.held();
     await slack.waitFor((s) => s.replies(CHANNEL, ts).length === 1);
-    await slack.waitFor(runFollowed);
+    await serviceUntil(runFollowed);
     await first.kill("SIGKILL");
 
     await launch();

@@ -11,11 +11,12 @@ const view = (body: string, kind: "starting" | "working" | "retrying" = "working
   }) as ReplyView;
 
 describe("wordless", () => {
-  it("is a starting or working reply with nothing a growing answer could show", () => {
+  it("is a starting or working reply with no whole word a growing answer could show", () => {
     expect(wordless(view(""))).toBe(true);
     expect(wordless(view("## "))).toBe(true);
-    expect(wordless(view("## H"))).toBe(true);
-    expect(wordless(view("## Hi"))).toBe(false);
+    expect(wordless(view("## Hi"))).toBe(true);
+    expect(wordless(view("## Hi "))).toBe(true);
+    expect(wordless(view("## Hi t"))).toBe(false);
     expect(wordless(view("", "retrying"))).toBe(false);
     expect(
       wordless({ ...view(""), steps: [{ id: "s", title: "Search", status: "in_progress" }] }),
@@ -31,10 +32,10 @@ describe("FirstWords", () => {
     void words.wait(view("")).then(() => {
       came = true;
     });
-    words.seen(view("## H"));
+    words.seen(view("## Hi"));
     await clock.advance(500);
     expect(came).toBe(false);
-    words.seen(view("## Hi"));
+    words.seen(view("## Hi t"));
     await clock.advance(0);
     expect(came).toBe(true);
 
@@ -51,7 +52,7 @@ describe("FirstWords", () => {
   it("does not wait without a wait, or for a view that has something to show", async () => {
     const clock = new ManualClock();
     await new FirstWords(clock, 0).wait(view(""));
-    await new FirstWords(clock, 1_000).wait(view("Hello"));
+    await new FirstWords(clock, 1_000).wait(view("Hello there"));
     expect(clock.pending).toBe(0);
   });
 });

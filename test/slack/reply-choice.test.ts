@@ -48,8 +48,6 @@ function setup(waits: Record<string, number> = {}, startsPerMinute?: number) {
     edits,
     native: stream as unknown as NativeStream,
     budgets: { waitFor: (_team, method) => wait[method] ?? 0 },
-    updatesPerMinute: 40,
-    appendsPerMinute: 80,
     ...(startsPerMinute ? { starts: { perMinute: startsPerMinute, clock } } : {}),
   });
   let n = 0;
@@ -76,20 +74,12 @@ function setup(waits: Record<string, number> = {}, startsPerMinute?: number) {
 }
 
 describe("ReplyChoice", () => {
-  it("shares the load between streams and edits by what each budget gives an answer", async () => {
-    const s = setup();
+  it("streams every answer the minute's starts have room for, however many are going", async () => {
+    const s = setup({}, 10);
     const ways: string[] = [];
-    const open: ReplyRenderer[] = [];
-    for (let i = 0; i < 6; i++) {
-      const { way, renderer } = await s.open();
-      ways.push(way);
-      open.push(renderer);
-    }
-    // 80 appends a minute against 40 edits: two streams for each edited answer.
-    expect(ways).toEqual(["stream", "stream", "edits", "stream", "stream", "edits"]);
-    // Answers that finished no longer count.
-    for (const renderer of open) await renderer.finish(working);
-    expect((await s.open()).way).toBe("stream");
+    for (let i = 0; i < 12; i++) ways.push((await s.open()).way);
+    // Ten at once, all still going: the starts' window, not a share of appends, decides.
+    expect(ways).toEqual([...Array(10).fill("stream"), "edits", "edits"]);
   });
 
   it("edits once the Tier 2 budget of starts or stops would hold the placeholder back", async () => {
@@ -112,7 +102,10 @@ describe("ReplyChoice", () => {
     }
     expect(ways).toEqual(["stream", "stream", "edits"]);
     expect((await s.open({ team: "T2" })).way).toBe("stream");
+    // Slack's minute is counted with a second's margin (rate/window.ts).
     await s.clock.advance(60_000);
+    expect((await s.open()).way).toBe("edits");
+    await s.clock.advance(1_000);
     expect((await s.open()).way).toBe("stream");
   });
 
@@ -153,8 +146,6 @@ describe("ReplyChoice", () => {
       edits,
       native: undefined,
       budgets: { waitFor: () => 0 },
-      updatesPerMinute: 40,
-      appendsPerMinute: 80,
     });
     const target = {
       turnId: "a",

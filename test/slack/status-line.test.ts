@@ -7,19 +7,19 @@ import type { ThreadStatusArgs } from "../../src/slack/web-api.js";
 /** The status line over a recorder of what it asks Slack to show. */
 function setup() {
   const said: { key: string; args: ThreadStatusArgs }[] = [];
-  const resent: string[] = [];
+  const cleared: string[] = [];
   const line = new StatusLine({
     set: async (_team, key, args) => {
       said.push({ key, args });
       return true;
     },
-    resend: (_team, key) => {
-      resent.push(key);
+    cleared: (_team, key) => {
+      cleared.push(key);
     },
   });
   const thread = { team: "T1", channel: "C1", threadTs: "1.1" };
   const statuses = () => said.map((s) => s.args.status);
-  return { line, said, resent, thread, statuses };
+  return { line, said, cleared, thread, statuses };
 }
 
 const view = (phase: ReplyView["phase"], body = "", steps?: ReplyView["steps"]): ReplyView => ({
@@ -92,33 +92,51 @@ describe("the status line of a thread", () => {
     expect(statuses()).toEqual([
       "is reading the thread…",
       "is reading the thread…",
-      "is writing…",
+      // t1's words are on their way to its reply: the line does not say "writing".
       "is waiting for its turn…",
       "is thinking…",
       "",
     ]);
     expect(said[1]?.args.loading_messages?.at(-1)).toBe("1 more question waits in this thread");
-    expect(said[5]?.args).toEqual({ channel_id: "C1", thread_ts: "1.1", status: "" });
+    expect(said[4]?.args).toEqual({ channel_id: "C1", thread_ts: "1.1", status: "" });
   });
 
   it("asks nothing when the words do not change, and clears nothing never said", () => {
     const { line, thread, statuses } = setup();
-    line.show(thread, "t1", view({ kind: "working" }, "a"));
-    line.show(thread, "t1", view({ kind: "working" }, "ab"));
+    line.show(thread, "t1", view({ kind: "working" }));
+    line.show(thread, "t1", view({ kind: "working" }));
+    line.show(thread, "t1", view({ kind: "working" }, "words"));
     line.end(thread, "t1");
     line.end(thread, "t1");
     line.show(thread, "t2", view({ kind: "completed" }));
     line.end(thread, "t2");
-    expect(statuses()).toEqual(["is writing…", ""]);
+    expect(statuses()).toEqual(["is thinking…", ""]);
   });
 
-  it("is set again after the app posts in the thread, while it says something", () => {
-    const { line, thread, resent } = setup();
-    line.posted(thread);
+  it("says nothing more once the leading turn's reply has posted, which cleared the line", () => {
+    const { line, thread, cleared, statuses } = setup();
+    line.posted(thread, "t1");
     line.show(thread, "t1", view({ kind: "starting" }));
-    line.posted(thread);
+    line.show(thread, "t2", view({ kind: "queued", ahead: 0, where: "thread" }));
+    line.posted(thread, "t1");
+    // The reply of t1 says what it does: its phases change nothing here.
+    line.show(thread, "t1", view({ kind: "working" }, "words"));
+    line.show(thread, "t1", view({ kind: "working" }, "more words"));
+    expect(cleared).toEqual(["C1\u00001.1"]);
+    // t2 leads once t1 ends, and its reply has not posted: the line speaks for it again.
     line.end(thread, "t1");
-    line.posted(thread);
-    expect(resent).toEqual(["C1\u00001.1"]);
+    line.show(thread, "t2", view({ kind: "starting" }));
+    line.posted(thread, "t2");
+    // Slack cleared the line when t2's reply posted: nothing is left to clear at the end.
+    line.end(thread, "t2");
+    line.posted(thread, "t2");
+    expect(statuses()).toEqual([
+      "is reading the thread…",
+      // The same words, now saying one more question waits.
+      "is reading the thread…",
+      "is waiting for its turn…",
+      "is reading the thread…",
+    ]);
+    expect(cleared).toEqual(["C1\u00001.1", "C1\u00001.1"]);
   });
 });

@@ -32,42 +32,53 @@ function stream(answer: string, step: number, limits = DEFAULT_STREAM_LIMITS) {
 const fences = (text: string) => (text.match(/^```/gm) ?? []).length;
 
 describe("streamableEnd", () => {
-  it("holds back the last character written, and the whitespace after it", () => {
-    expect(streamableEnd("Hello wor", 0)).toBe(8);
-    expect(streamableEnd("Hello world ", 0)).toBe(10);
-    expect(streamableEnd("Hello\n\n", 0)).toBe(4);
+  it("holds back the word being written, and the whitespace after the last word", () => {
+    expect(streamableEnd("Hello wor", 0)).toBe(6);
+    // A word followed by whitespace may still be followed by more whitespace: it waits too,
+    // so that the next chunk begins with a word.
+    expect(streamableEnd("Hello world ", 0)).toBe(6);
+    expect(streamableEnd("Hello\n\nMore", 0)).toBe(7);
+    expect(streamableEnd("Hello\n\n", 0)).toBe(0);
     expect(streamableEnd("H", 0)).toBe(0);
-    expect(streamableEnd("Hello wor", 8)).toBe(8);
+    expect(streamableEnd("Hello wor", 6)).toBe(6);
     expect(streamableEnd("Hello wor", 0, false)).toBe(9);
   });
 
+  it("holds back only the last character of a run too long to wait for (a link)", () => {
+    const link = `https://example.com/${"a".repeat(40)}`;
+    expect(streamableEnd(`See ${link}`, 0)).toBe(4 + link.length - 1);
+    // Once cut inside the run, the rest of it goes the same way.
+    expect(streamableEnd(`See ${link}bc`, 4 + link.length)).toBe(4 + link.length + 1);
+  });
+
   it("holds a character outside the basic plane back whole", () => {
-    expect(streamableEnd("Done 🎉", 0)).toBe(5);
+    const long = "x".repeat(45);
+    expect(streamableEnd(`Done ${long}🎉`, 0)).toBe(5 + long.length);
   });
 
   it("holds back Slack markup not yet closed on the last line", () => {
     expect(streamableEnd("Tell <!chan", 0, false)).toBe(5);
     expect(streamableEnd("Tell <", 0, false)).toBe(5);
-    expect(streamableEnd("Tell <!chan", 0)).toBe(3);
-    expect(streamableEnd("a <b> c ", 0)).toBe(6);
+    expect(streamableEnd("Tell <!chan", 0)).toBe(0);
+    expect(streamableEnd("a <b> c d", 0)).toBe(8);
   });
 });
 
 describe("nextText", () => {
-  it("appends what is written but its last character, within the soft limit", () => {
+  it("appends what is written but its last word, within the soft limit", () => {
     const part = { start: 0, reopen: "", sent: 0 };
     expect(nextText("The first words of", part, DEFAULT_STREAM_LIMITS)).toEqual({
-      append: "The first words o",
-      sent: 17,
+      append: "The first words ",
+      sent: 16,
     });
-    expect(nextText("The first words of", { ...part, sent: 17 }, DEFAULT_STREAM_LIMITS)).toEqual({
+    expect(nextText("The first words of", { ...part, sent: 16 }, DEFAULT_STREAM_LIMITS)).toEqual({
       append: "",
-      sent: 17,
+      sent: 16,
     });
     expect(
-      nextText("The first words of", { ...part, sent: 17 }, DEFAULT_STREAM_LIMITS, false),
+      nextText("The first words of", { ...part, sent: 16 }, DEFAULT_STREAM_LIMITS, false),
     ).toEqual({
-      append: "f",
+      append: "of",
       sent: 18,
     });
   });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ReplyTarget, ReplyView } from "../../src/bridge/ports.js";
+import type { ReplyRenderer, ReplyTarget, ReplyView } from "../../src/bridge/ports.js";
 import { NativeStream } from "../../src/slack/native-stream.js";
 import { Pacer } from "../../src/slack/pacer.js";
 import { PostGate } from "../../src/slack/post-gate.js";
@@ -44,17 +44,22 @@ interface Options {
   /** What the thread lookup finds. */
   unmarked?: string;
   limits?: { softLimit: number; hardLimit: number };
-  channelPace?: boolean;
   firstWordsWaitMs?: number;
   startsPerMinute?: number;
-  /** The answer to this append (1-based) waits until `releaseAppend()`. */
-  holdAppend?: number;
+  /** The time a reply leaves between two appends, instead of NativeStream's own. */
+  appendIntervalMs?: number;
+  /** The pacer's budget, instead of 600 edits a minute with a burst of 10. */
+  pacer?: { updatesPerMinute: number; burst: number };
+  /** Slack's answer to the nth call of a method (1-based) waits until `release(method)`. */
+  hold?: Record<string, number>;
 }
 
 /**
  * NativeStream over the real scheduler, stream gate, pacer and post gate, on a manual clock,
- * with a client that records every call as a line (`start 9.1 [chunks]`, `append 9.1 […]`,
- * `stop 9.1 part 0`, `update 9.1 text`, `post 9.2 text`) and the time it went.
+ * with a client that records every call as a line and the time it went: `start 9.1 for U1
+ * [chunks]`, `append 9.1 [chunks]`, `stop 9.1 part 0` (a quiet stop) or `stop 9.1 part 0
+ * [chunks] +blocks(context,…)` (a stop carrying text and the blocks under the answer, by
+ * type), `update 9.1 text`, `post 9.2 text`, `delete 9.2`.
  */
 function setup(options: Options = {}) {
   const clock = new ManualClock();
@@ -64,43 +69,62 @@ function setup(options: Options = {}) {
   const counts = new Map<string, number>();
   const log: string[] = [];
   let next = 0;
-  const call = (method: string, line: string) => {
+  const held = new Map<string, () => void>();
+  const holding = new Map<string, Promise<void>>();
+  for (const method of Object.keys(options.hold ?? {})) {
+    holding.set(
+      method,
+      new Promise<void>((resolve) => {
+        held.set(method, resolve);
+      }),
+    );
+  }
+  const call = async (method: string, line: string) => {
     const n = (counts.get(method) ?? 0) + 1;
     counts.set(method, n);
     calls.push({ at: clock.now() - start, line });
     log.push(line);
     const failure = options.fail?.[method]?.[n];
     if (failure) throw failure();
+    if (options.hold?.[method] === n) await holding.get(method);
   };
   const start = clock.now();
-  let releaseAppend = () => {};
-  const appendHeld = new Promise<void>((resolve) => {
-    releaseAppend = resolve;
-  });
   const chunks = (list: StreamChunk[]) => list.map(describeChunk).join(" | ");
+  /** What each stop carried, in order. */
+  const stops: StopStreamArgs[] = [];
+  /** The block types of each update, in order: `9.1 markdown,context`. */
+  const updated: string[] = [];
   const slack = {
     startStream: async (args: { chunks: StreamChunk[]; recipient_user_id: string }) => {
       const ts = `9.${++next}`;
-      call("start", `start ${ts} for ${args.recipient_user_id} [${chunks(args.chunks)}]`);
+      await call("start", `start ${ts} for ${args.recipient_user_id} [${chunks(args.chunks)}]`);
       return { ts };
     },
     appendStream: async (args: { ts: string; chunks: StreamChunk[] }) => {
-      call("append", `append ${args.ts} [${chunks(args.chunks)}]`);
-      if (counts.get("append") === options.holdAppend) await appendHeld;
+      await call("append", `append ${args.ts} [${chunks(args.chunks)}]`);
     },
     stopStream: async (args: StopStreamArgs) => {
-      call("stop", `stop ${args.ts} part ${args.metadata?.event_payload.part}`);
+      stops.push(args);
+      const carried = args.chunks ? ` [${chunks(args.chunks)}]` : "";
+      const under = args.blocks ? ` +blocks(${args.blocks.map((b) => b.type).join(",")})` : "";
+      await call(
+        "stop",
+        `stop ${args.ts} part ${args.metadata?.event_payload.part}${carried}${under}`,
+      );
     },
   };
   const pacer = new Pacer<ReplyPayload>(
-    async (target, payload) => call("update", `update ${target.ts} ${payload.text}`),
-    { scheduler, updatesPerMinute: 600, burst: 10 },
+    async (target, payload) => {
+      updated.push(`${target.ts} ${payload.blocks.map((b) => b.type).join(",")}`);
+      await call("update", `update ${target.ts} ${payload.text}`);
+    },
+    { scheduler, ...(options.pacer ?? { updatesPerMinute: 600, burst: 10 }) },
   );
   const edits = new PacedEdits({
     client: () => ({
       postMessage: async (args) => {
         const ts = `9.${++next}`;
-        call("post", `post ${ts} ${args.text}`);
+        await call("post", `post ${ts} ${args.text}`);
         return { ts };
       },
       deleteMessage: async (args) => call("delete", `delete ${args.ts}`),
@@ -111,6 +135,8 @@ function setup(options: Options = {}) {
   });
   const stopped: string[] = [];
   const refused: string[] = [];
+  const errors: string[] = [];
+  const interval = options.appendIntervalMs;
   const native = new NativeStream({
     slack: () => slack,
     gate: new StreamGate({
@@ -121,12 +147,14 @@ function setup(options: Options = {}) {
     clock,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.firstWordsWaitMs ? { firstWordsWaitMs: options.firstWordsWaitMs } : {}),
+    ...(interval !== undefined ? { appendIntervalMs: () => interval } : {}),
     findUnmarked: async ({ after }) => {
       log.push(`look after ${after}`);
       return options.unmarked;
     },
     onStoppedByUser: (target) => stopped.push(target.turnId),
     onRefused: (_target, reason) => refused.push(reason),
+    onError: (_error, what) => errors.push(what),
   });
   const recorded: string[] = [];
   const recorder = {
@@ -159,21 +187,38 @@ function setup(options: Options = {}) {
     while (!done) await clock.advance(1_000);
     return watched;
   };
+  /** Whether `work` has settled, once what is due now has run. */
+  const settled = async (work: Promise<unknown>): Promise<boolean> => {
+    let done = false;
+    void work.finally(() => {
+      done = true;
+    });
+    await clock.advance(0);
+    return done;
+  };
   const lines = () => calls.map((c) => c.line);
+  /** The calls as `at line`, from the `from`th on. */
+  const timed = (from = 0) => calls.slice(from).map((c) => `${c.at} ${c.line}`);
   return {
-    releaseAppend: () => releaseAppend(),
+    release: (method: string) => held.get(method)?.(),
     clock,
     calls,
     lines,
+    timed,
     log,
     native,
+    edits,
     recorder,
     recorded,
     render,
     target,
     settle,
+    settled,
     stopped,
     refused,
+    errors,
+    stops,
+    updated,
   };
 }
 
@@ -185,8 +230,30 @@ const view = (
 
 const done = (body: string): ReplyView => view(body, { kind: "completed", modelUsed: "m-1" });
 
+/**
+ * Writes `count` words into `reply`, "w1 w2 … ", one every `everyMs` from now, then lets the
+ * clock run a second more (the text pauses).
+ */
+async function grow(
+  s: ReturnType<typeof setup>,
+  reply: ReplyRenderer,
+  count: number,
+  everyMs = 100,
+): Promise<void> {
+  const words: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    words.push(`w${i}`);
+    reply.show(view(`${words.join(" ")} `));
+    await s.clock.advance(everyMs);
+  }
+  await s.clock.advance(1_000);
+}
+
+/** The blocks a stop puts under a completed answer: "Answered by m-1", the feedback buttons. */
+const UNDER = "+blocks(context,context_actions)";
+
 describe("NativeStream", () => {
-  it("starts the stream at once, shows the first words at once and the next a second later, and ends with the final edit", async () => {
+  it("starts the stream at once, shows the first whole words at once and the next 250 ms later, and ends with one stop carrying the rest", async () => {
     const s = setup();
     const reply = s.render();
     await reply.open(view("", { kind: "starting" }));
@@ -195,32 +262,142 @@ describe("NativeStream", () => {
     reply.show(view("Hello world, and more "));
     await s.clock.advance(0);
     reply.show(view("Hello world, and more words "));
-    await s.clock.advance(999);
+    await s.clock.advance(249);
     expect(s.calls.map((c) => c.at)).toEqual([0, 0]);
     await s.clock.advance(1);
+    await s.clock.advance(250);
     await s.settle(reply.finish(done("Hello world, and more words.")));
-    expect(s.lines()).toEqual([
-      "start 9.1 for U1 [task:reply-status=in_progress:Starting… | stop-button]",
-      "append 9.1 [task:reply-status=complete:Starting | text:Hello wo]",
-      "append 9.1 [text:rld, and more words ]",
-      "stop 9.1 part 0",
-      "update 9.1 Hello world, and more words.",
+    expect(s.timed()).toEqual([
+      "0 start 9.1 for U1 [task:reply-status=in_progress:Starting… | stop-button]",
+      "0 append 9.1 [task:reply-status=complete:Starting | text:Hello ]",
+      // The newest text when the append goes; "words" is still being written.
+      "250 append 9.1 [text:world, and more ]",
+      `500 stop 9.1 part 0 [text:words.] ${UNDER}`,
+      // The final layout, in the background.
+      "500 update 9.1 Hello world, and more words.",
     ]);
-    expect(s.calls.map((c) => c.at)).toEqual([0, 0, 1_000, 1_000, 1_000]);
     expect(s.recorded).toEqual(["posting 0", "parts 9.1"]);
   });
 
-  it("with a wait for the first words, starts the stream carrying them", async () => {
+  it("ends a completed answer with one stop carrying the rest and the blocks under it, and does not wait for the tidy edit", async () => {
+    const s = setup({ hold: { stop: 1, update: 1 } });
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("The answer is "));
+    await s.clock.advance(100);
+    const finished = reply.finish(done("The answer is 42."));
+    // Slack has not answered the stop yet: the turn waits for it.
+    expect(await s.settled(finished)).toBe(false);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:The answer ]",
+      `100 stop 9.1 part 0 [text:is 42.] ${UNDER}`,
+    ]);
+    const stop = s.stops[0];
+    expect(JSON.stringify(stop?.blocks)).toContain("Answered by m-1");
+    expect(JSON.stringify(stop?.blocks)).not.toContain("stop_run");
+    expect(stop?.metadata?.event_payload).toEqual({ turn: "turn-1", part: 0 });
+    s.release("stop");
+    // The stop landed: the turn is over, while the tidy edit has not landed.
+    expect(await s.settled(finished)).toBe(true);
+    expect(s.timed(3)).toEqual(["100 update 9.1 The answer is 42."]);
+    // The final layout: the answer, the model, the feedback buttons, and no Stop button.
+    expect(s.updated).toEqual(["9.1 markdown,context,context_actions"]);
+    s.release("update");
+    await s.clock.advance(1_000);
+    expect(s.lines()).toHaveLength(4);
+    expect(s.errors).toEqual([]);
+  });
+
+  it("marks a status card still shown as done in the stop that ends a completed answer", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    await s.settle(reply.finish(done("Short answer.")));
+    expect(s.timed()).toEqual([
+      "0 start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
+      `0 stop 9.1 part 0 [task:reply-status=complete:Working | text:Short answer.] ${UNDER}`,
+      "0 update 9.1 Short answer.",
+    ]);
+  });
+
+  it("ends a stopped answer with a quiet stop and the final edit, which finish waits for", async () => {
+    const s = setup({ hold: { update: 1 } });
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("One two three"));
+    await s.clock.advance(100);
+    const finished = reply.finish(view("One two three", { kind: "stopped", by: "U1" }));
+    expect(await s.settled(finished)).toBe(false);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:One two ]",
+      "100 stop 9.1 part 0",
+      "100 update 9.1 One two three\n\nStopped by U1.",
+    ]);
+    await s.clock.advance(1_000);
+    expect(await s.settled(finished)).toBe(false);
+    s.release("update");
+    expect(await s.settled(finished)).toBe(true);
+  });
+
+  it("ends a completed answer whose text changed at the end with a quiet stop and the final edit", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Draft one "));
+    await s.clock.advance(1_000);
+    await s.settle(reply.finish(done("Final answer.")));
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Draft ]",
+      "1000 append 9.1 [text:one ]",
+      "1000 stop 9.1 part 0",
+      "1000 update 9.1 Final answer.",
+    ]);
+  });
+
+  it("ends a completed answer whose rest does not fit in its message with a quiet stop and the final edits", async () => {
+    const s = setup({ limits: { softLimit: 60, hardLimit: 300 } });
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Intro line "));
+    await s.clock.advance(100);
+    // Past the soft limit, the message would end at this line: the rest needs a new one.
+    const body = `Intro line ${"and more words ".repeat(5)}\nA second line.\nA third.`;
+    await s.settle(reply.finish(done(body)));
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Intro ]",
+      "100 stop 9.1 part 0",
+      `100 update 9.1 ${body}`,
+    ]);
+  });
+
+  it("when the stop carrying the rest fails, stops quietly and ends with the final edit", async () => {
+    const s = setup({ fail: { stop: { 1: () => slackError("invalid_blocks") } } });
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Almost there "));
+    await s.clock.advance(100);
+    await s.settle(reply.finish(done("Almost there now.")));
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Almost ]",
+      `100 stop 9.1 part 0 [text:there now.] ${UNDER}`,
+      "100 stop 9.1 part 0",
+      "100 update 9.1 Almost there now.",
+    ]);
+    expect(s.errors).toEqual(["end a stream with its last words"]);
+  });
+
+  it("with a wait for the first words, starts the stream once it has a whole word to show", async () => {
     const s = setup({ firstWordsWaitMs: 1_500 });
     const reply = s.render();
     const opened = reply.open(view("", { kind: "starting" }));
-    reply.show(view("## H"));
+    // The word being written waits: "## Hello" alone has nothing to show yet.
+    reply.show(view("## Hello"));
     await s.clock.advance(500);
     expect(s.lines()).toEqual([]);
     reply.show(view("## Hello wo"));
     await s.clock.advance(0);
     await opened;
-    expect(s.lines()).toEqual(["start 9.1 for U1 [stop-button | text:## Hello w]"]);
+    expect(s.timed()).toEqual(["500 start 9.1 for U1 [stop-button | text:## Hello ]"]);
   });
 
   it("with a wait for the first words, starts the stream without them when they are late", async () => {
@@ -247,34 +424,154 @@ describe("NativeStream", () => {
     ]);
   });
 
-  it("puts the first words on a start that waited for the workspace's window", async () => {
-    const s = setup({ startsPerMinute: 2 });
-    // Two starts go at once, in one channel; the third waits for the minute's window to move.
-    const replies = [
-      s.render({ turnId: "a" }),
-      s.render({ turnId: "b" }),
-      s.render({ turnId: "c" }),
-    ];
+  it("starts 19 streams in any 61 s, and puts the first words on a start that waited for the window", async () => {
+    const s = setup();
+    // One question in each of 20 channels: the workspace's window of starts decides.
+    const replies = Array.from({ length: 20 }, (_, i) =>
+      s.render({ turnId: `t${i}`, channel: `C${i}` }),
+    );
     const opened = replies.map((r) => r.open(view("", { kind: "starting" })));
     await s.clock.advance(0);
-    expect(s.lines()).toHaveLength(2);
-    replies[2]?.show(view("Early words here"));
-    await s.clock.advance(60_000);
-    await Promise.all(opened);
-    expect(s.lines()[2]).toBe("start 9.3 for U1 [stop-button | text:Early words here]");
+    expect(s.calls.map((c) => c.at)).toEqual(Array(19).fill(0));
+    replies[19]?.show(view("Early words here"));
+    await s.clock.advance(60_999);
+    expect(s.lines()).toHaveLength(19);
+    await s.clock.advance(1);
+    await opened[19];
+    expect(s.timed(19)).toEqual(["61000 start 9.20 for U1 [stop-button | text:Early words here]"]);
   });
 
-  it("holds the last character back while the text grows, and lets it go once the text pauses", async () => {
+  it("holds the word being written back while the text grows, and lets it go once the text pauses", async () => {
     const s = setup();
     const reply = s.render();
     await reply.open(view(""));
-    reply.show(view("Half"));
+    reply.show(view("Half a wor"));
     await s.clock.advance(999);
-    expect(s.lines().slice(1)).toEqual([
-      "append 9.1 [task:reply-status=complete:Working | text:Hal]",
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Half a ]",
     ]);
     await s.clock.advance(1);
-    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:f]"]);
+    expect(s.timed(2)).toEqual(["1000 append 9.1 [text:wor]"]);
+  });
+
+  it("streams a run longer than 40 characters (a link) up to its last character while it grows", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    const link = `https://example.com/${"a".repeat(20)}`;
+    // 40 characters: a word, which waits whole.
+    reply.show(view(`See ${link}`));
+    await s.clock.advance(250);
+    reply.show(view(`See ${link}bc`));
+    await s.clock.advance(250);
+    reply.show(view(`See ${link}bcd and`));
+    await s.clock.advance(1_000);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:See ]",
+      `250 append 9.1 [text:${link}b]`,
+      "500 append 9.1 [text:cd ]",
+      "1500 append 9.1 [text:and]",
+    ]);
+  });
+
+  it("appends to an answer streaming alone every 250 ms while its text grows", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    await grow(s, reply, 10);
+    expect(s.timed(1)).toEqual([
+      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
+      "350 append 9.1 [text:w2 w3 ]",
+      "600 append 9.1 [text:w4 w5 ]",
+      "850 append 9.1 [text:w6 w7 w8 ]",
+      "1100 append 9.1 [text:w9 ]",
+      // The text paused at 900: the last word goes a second later.
+      "1900 append 9.1 [text:w10 ]",
+    ]);
+  });
+
+  it("appends to an answer every 100 ms per answer streaming in the workspace", async () => {
+    const s = setup();
+    const replies = Array.from({ length: 5 }, (_, i) => s.render({ turnId: `t${i}` }));
+    for (const r of replies) await r.open(view(""));
+    await grow(s, replies[0] as ReplyRenderer, 10);
+    // Five answers streaming: 500 ms between two appends to one message.
+    expect(s.timed(5)).toEqual([
+      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
+      "600 append 9.1 [text:w2 w3 w4 w5 ]",
+      "1100 append 9.1 [text:w6 w7 w8 w9 ]",
+      "1900 append 9.1 [text:w10 ]",
+    ]);
+  });
+
+  it("appends to an answer at least once a second, however many answers stream", async () => {
+    const s = setup();
+    const replies = Array.from({ length: 12 }, (_, i) => s.render({ turnId: `t${i}` }));
+    for (const r of replies) await r.open(view(""));
+    await grow(s, replies[0] as ReplyRenderer, 10);
+    await s.clock.advance(1_000);
+    // Twelve answers streaming: 1 s between two appends, not 1.2 s.
+    expect(s.timed(12)).toEqual([
+      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
+      "1100 append 9.1 [text:w2 w3 w4 w5 w6 w7 w8 w9 ]",
+      "2100 append 9.1 [text:w10 ]",
+    ]);
+  });
+
+  it("keeps a message's appends 250 ms apart even when its reply would append sooner", async () => {
+    const s = setup({ appendIntervalMs: 0 });
+    const reply = s.render();
+    await reply.open(view(""));
+    await grow(s, reply, 6);
+    expect(s.timed(1)).toEqual([
+      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
+      "350 append 9.1 [text:w2 w3 ]",
+      "600 append 9.1 [text:w4 w5 ]",
+      "1500 append 9.1 [text:w6 ]",
+    ]);
+  });
+
+  it("keeps the workspace's appends to 95 in any 61 s", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    await grow(s, reply, 100, 250);
+    await s.clock.advance(40_000);
+    const appends = s.calls.filter((c) => c.line.startsWith("append"));
+    // One append per word written, 250 ms apart, until the window is spent ...
+    expect(appends.slice(0, 95).map((c) => c.at)).toEqual(
+      Array.from({ length: 95 }, (_, i) => 250 * (i + 1)),
+    );
+    // ... and the next once the first of them is 61 s old, carrying what waited.
+    expect(appends.slice(95).map((c) => `${c.at} ${c.line}`)).toEqual([
+      "61250 append 9.1 [text:w96 w97 w98 w99 w100 ]",
+    ]);
+  });
+
+  it("sends the tidy edit of a streamed answer after every other edit of the pacer", async () => {
+    const s = setup({ pacer: { updatesPerMinute: 60, burst: 1 } });
+    const a = s.render();
+    await a.open(view(""));
+    a.show(view("Answer A is "));
+    await s.clock.advance(100);
+    // Another reply, edited, in another channel: its first edit spends the pacer's token.
+    const b = s.edits.render(s.target({ turnId: "b", channel: "C2" }), s.recorder);
+    await b.open(view("", { kind: "starting" }));
+    b.show(view("B first"));
+    await s.clock.advance(0);
+    // A's turn ends with its stop; its tidy edit waits for the pacer.
+    expect(await s.settled(a.finish(done("Answer A is here.")))).toBe(true);
+    b.show(view("B first and second"));
+    await s.clock.advance(2_000);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Answer A ]",
+      "100 post 9.2 Starting…",
+      "100 update 9.2 B first",
+      `100 stop 9.1 part 0 [text:is here.] ${UNDER}`,
+      // B's interim edit waited less, but a tidy edit goes after every other.
+      "1100 update 9.2 B first and second",
+      "2100 update 9.1 Answer A is here.",
+    ]);
   });
 
   it("shows the run's steps as task cards, only what changed", async () => {
@@ -290,15 +587,15 @@ describe("NativeStream", () => {
       ]),
     );
     await s.clock.advance(1_000);
-    expect(s.lines()).toEqual([
-      "start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
-      "append 9.1 [task:step-s1=in_progress:Searching the docs]",
-      "append 9.1 [task:reply-status=complete:Working | task:step-s1=complete:Searching the docs:3 pages | text:Found i]",
-      "append 9.1 [text:t ]",
+    expect(s.timed()).toEqual([
+      "0 start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
+      "0 append 9.1 [task:step-s1=in_progress:Searching the docs]",
+      "1000 append 9.1 [task:reply-status=complete:Working | task:step-s1=complete:Searching the docs:3 pages | text:Found ]",
+      "2000 append 9.1 [text:it ]",
     ]);
   });
 
-  it("continues a long answer in a new message, closing and reopening the code block it cuts", async () => {
+  it("continues a long answer in a new message, closing and reopening the code block it cuts, and ends it with the final edits", async () => {
     const s = setup({ limits: { softLimit: 60, hardLimit: 300 } });
     const reply = s.render();
     await reply.open(view(""));
@@ -309,16 +606,19 @@ describe("NativeStream", () => {
     await s.settle(reply.finish(done(body)));
     const starts = s.lines().filter((l) => l.startsWith("start"));
     expect(starts).toHaveLength(2);
-    expect(starts[1]).toMatch(/^start 9\.2 for U1 \[stop-button \| text:```js\nf\(/);
+    expect(starts[1]).toMatch(/^start 9\.2 for U1 \[stop-button \| text:```js\nf\(27\);/);
     const first = s.lines().find((l) => l.startsWith("append 9.1"));
     expect(first).toMatch(/\n```\]$/);
     expect(s.log).toContain("stop 9.1 part 0");
     expect(s.log.indexOf("stop 9.1 part 0")).toBeLessThan(s.log.indexOf("record posting 1"));
     expect(s.recorded).toContain("parts 9.1,9.2");
-    // The final edits make the messages exact in the edits' own split: here one message.
-    expect(s.lines().slice(-2).sort()).toEqual([
-      "delete 9.2",
-      expect.stringMatching(/^update 9\.1 Intro text\.\n```js\nf\(0\);/),
+    // An answer in more than one message: its last stream is stopped quietly, and the final
+    // edits make the messages exact in the edits' own split (here one message) before the
+    // turn ends.
+    expect(s.timed().slice(-3, -2)).toEqual(["5000 stop 9.2 part 1"]);
+    expect(s.timed().slice(-2).sort()).toEqual([
+      "5000 delete 9.2",
+      expect.stringMatching(/^5000 update 9\.1 Intro text\.\n```js\nf\(0\);[\s\S]*End of it\.$/),
     ]);
     expect(s.recorded.at(-1)).toBe("parts 9.1");
   });
@@ -329,31 +629,35 @@ describe("NativeStream", () => {
     await reply.open(view(""));
     reply.show(view("Thinking about it "));
     await s.clock.advance(1_000);
-    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:t ]"]);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Thinking about ]",
+      "1000 append 9.1 [text:it ]",
+    ]);
     await s.clock.advance(239_999);
     expect(s.lines()).toHaveLength(3);
     await s.clock.advance(1);
-    expect(s.lines()[3]).toBe("append 9.1 [task:reply-status=in_progress:Writing…]");
-    expect(s.calls[3]?.at).toBe(241_000);
-    reply.show(view("Thinking about it again "));
+    expect(s.timed(3)).toEqual(["241000 append 9.1 [task:reply-status=in_progress:Writing…]"]);
+    reply.show(view("Thinking about it again and "));
     await s.clock.advance(1_000);
-    expect(s.lines().slice(4)).toEqual([
-      "append 9.1 [task:reply-status=complete:Writing | text:again ]",
+    expect(s.timed(4)).toEqual([
+      // The renewal was an append: the next one waits its 250 ms.
+      "241250 append 9.1 [task:reply-status=complete:Writing | text:again ]",
+      "242000 append 9.1 [text:and ]",
     ]);
   });
 
   it("still renews when the renewal comes due while an append is on its way", async () => {
-    const s = setup({ holdAppend: 2 });
+    const s = setup({ hold: { append: 2 } });
     const reply = s.render();
     await reply.open(view(""));
     reply.show(view("Thinking about it "));
     await s.clock.advance(1_000);
-    expect(s.lines().slice(2)).toEqual(["append 9.1 [text:t ]"]);
+    expect(s.timed(2)).toEqual(["1000 append 9.1 [text:it ]"]);
     // Slack has not answered that append when four minutes have passed.
     await s.clock.advance(240_000);
-    s.releaseAppend();
+    s.release("append");
     await s.clock.advance(1);
-    expect(s.lines()[3]).toBe("append 9.1 [task:reply-status=in_progress:Writing…]");
+    expect(s.timed(3)).toEqual(["241000 append 9.1 [task:reply-status=in_progress:Writing…]"]);
   });
 
   it("tells who stopped it in Slack, and ends with an edit", async () => {
@@ -366,8 +670,14 @@ describe("NativeStream", () => {
     await s.clock.advance(1_000);
     expect(s.stopped).toEqual(["turn-1"]);
     await s.settle(reply.finish(view("One two", { kind: "stopped", by: "U1" })));
-    expect(s.lines().filter((l) => l.startsWith("stop"))).toEqual([]);
-    expect(s.lines().at(-1)).toBe("update 9.1 One two\n\nStopped by U1.");
+    expect(s.timed(1)).toEqual([
+      // Each word waits until the text pauses: "One" alone is the word being written.
+      "1000 append 9.1 [task:reply-status=complete:Working | text:One ]",
+      "2000 append 9.1 [text:two ]",
+      // Slack answered stopped_by_user: no stop is sent, the edits show the view, then the end.
+      "2000 update 9.1 One two ",
+      "2000 update 9.1 One two\n\nStopped by U1.",
+    ]);
   });
 
   it("goes on in a new message when Slack ended the stream", async () => {
@@ -381,14 +691,16 @@ describe("NativeStream", () => {
     reply.show(view("First words and more "));
     await s.clock.advance(1_000);
     await s.clock.advance(1_000);
-    expect(s.lines()).toEqual([
-      "start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
-      "append 9.1 [task:reply-status=complete:Working | text:First word]",
-      "append 9.1 [text:s ]",
-      "stop 9.1 part 0",
-      "start 9.2 for U1 [stop-button | text:s ]",
-      "append 9.2 [text:and mor]",
-      "append 9.2 [text:e ]",
+    expect(s.timed()).toEqual([
+      "0 start 9.1 for U1 [task:reply-status=in_progress:Working… | stop-button]",
+      "0 append 9.1 [task:reply-status=complete:Working | text:First ]",
+      "1000 append 9.1 [text:words ]",
+      "1000 stop 9.1 part 0",
+      // The new message begins where the one Slack ended stopped taking words.
+      "1000 start 9.2 for U1 [stop-button | text:words ]",
+      // 250 ms after the last append, the one Slack refused.
+      "1250 append 9.2 [text:and ]",
+      "2000 append 9.2 [text:more ]",
     ]);
     expect(s.recorded.at(-1)).toBe("parts 9.1,9.2");
   });
@@ -420,7 +732,13 @@ describe("NativeStream", () => {
     reply.show(view("Rewritten answer "));
     await s.clock.advance(1_000);
     await s.clock.advance(1_000);
-    expect(s.lines().slice(3)).toEqual(["stop 9.1 part 0", "update 9.1 Rewritten answer "]);
+    expect(s.timed(1)).toEqual([
+      "0 append 9.1 [task:reply-status=complete:Working | text:Draft ]",
+      "1000 append 9.1 [text:one ]",
+      // The next append, 250 ms later, finds the text changed.
+      "1250 stop 9.1 part 0",
+      "1250 update 9.1 Rewritten answer ",
+    ]);
   });
 
   it("after a restart stops the stream it finds and edits it, posting nothing", async () => {

@@ -90,28 +90,39 @@ describe("thread signals", () => {
     ]);
   });
 
-  it("sends the value again when Slack dropped it, and before Slack drops it by itself", async () => {
-    const { clock, sent, set, signals } = setup({
+  it("sends the value again before Slack drops it by itself", async () => {
+    const { clock, sent, set } = setup({
       refreshMs: (p) => (p.status === "" ? undefined : 100_000),
     });
     void set("thinking");
-    await clock.advance(0);
-    signals.resend("T1", "1.1");
-    await clock.advance(0);
+    await clock.advance(100_000);
     expect(sent.map((s) => [s.status, s.at])).toEqual([
       ["thinking", 0],
-      ["thinking", 0],
+      ["thinking", 100_000],
     ]);
-    await clock.advance(100_000);
-    expect(sent.map((s) => s.at)).toEqual([0, 0, 100_000]);
     void set("");
     await clock.advance(300_000);
     expect(sent.map((s) => [s.status, s.at])).toEqual([
       ["thinking", 0],
-      ["thinking", 0],
       ["thinking", 100_000],
       ["", 100_000],
     ]);
+  });
+
+  it("drops a value still waiting once Slack cleared the key, and refreshes nothing", async () => {
+    const { clock, sent, set, signals } = setup({
+      perMinute: 1,
+      burst: 1,
+      refreshMs: (p) => (p.status === "" ? undefined : 100_000),
+    });
+    void set("thinking");
+    await clock.advance(0);
+    // The budget is spent: this one waits, and the reply that clears the line comes first.
+    const waiting = set("writing");
+    signals.cleared("T1", "1.1");
+    expect(await waiting).toBe(false);
+    await clock.advance(300_000);
+    expect(sent.map((s) => [s.status, s.at])).toEqual([["thinking", 0]]);
   });
 
   it("waits out a 429, retries a 5xx twice, then lets the value go", async () => {

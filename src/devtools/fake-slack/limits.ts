@@ -48,8 +48,8 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   "views.publish": TIER_4,
   "chat.delete": TIER_4,
   "auth.test": TIER_4,
-  // "Special" limits in Slack's reference; taken as Tier 4.
-  "assistant.threads.setStatus": TIER_4,
+  // "Special" limits in Slack's reference; taken as Tier 3 (slack-facts.md).
+  "assistant.threads.setStatus": TIER_3,
   "assistant.threads.setSuggestedPrompts": TIER_4,
   "assistant.threads.setTitle": TIER_4,
   // Not published as of this writing (unconfirmed): taken as Tier 3.

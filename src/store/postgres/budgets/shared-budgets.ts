@@ -1,6 +1,6 @@
 import type { AllowanceScope, Allowances } from "../../../rate/allowance.js";
 import { gcraRules } from "../../../rate/gcra.js";
-import { windowRules } from "../../../rate/window.js";
+import { SLACK_MINUTE_MS, windowRules } from "../../../rate/window.js";
 import type { SlotWindows } from "../../../service/slot-window.js";
 import { migrate } from "../migrations.js";
 import type { SyncPostgres } from "../sync-client.js";
@@ -51,7 +51,7 @@ export function sharedBudgets(db: SyncPostgres, options: SharedBudgetOptions = {
     allowances: (scope, rules) => {
       const key = slackKey(scope);
       return rules.window
-        ? new PostgresWindow(budgets, slots, key, windowRules(rules.perMinute))
+        ? new PostgresWindow(budgets, slots, key, windowRules(rules.perMinute, SLACK_MINUTE_MS))
         : new PostgresBucket(budgets, key, gcraRules(rules.perMinute, rules.burst));
     },
     slotWindows: (rules) =>
