@@ -60,8 +60,8 @@ export interface PostGateOptions {
 
 /** Why a post's promise rejected without Slack having said no. */
 export class PostGateError extends Error {
-  constructor(readonly reason: "closed") {
-    super("the post gate was closed");
+  constructor(readonly reason: "closed" | "withdrawn") {
+    super(reason === "closed" ? "the post gate was closed" : "the call was withdrawn");
     this.name = "PostGateError";
   }
 }
@@ -115,6 +115,14 @@ class ChannelQueue extends ChannelLane<Job> {
 
   abandoned(error: unknown): void {
     this.finish(this.lastActivity).reject(error);
+  }
+
+  /** Takes `job` out of the queue if it has not gone yet; its caller learns it was withdrawn. */
+  withdraw(job: Job): void {
+    const at = this.queue.indexOf(job);
+    if (at === -1 || (at === 0 && this.inFlight) || job.attempts > 0) return;
+    this.queue.splice(at, 1);
+    job.reject(new PostGateError("withdrawn"));
   }
 
   close(): void {
@@ -172,8 +180,17 @@ export class PostGate {
     });
   }
 
-  post<T>(target: PostTarget, fn: (attempt: number) => Promise<T>): Promise<T> {
+  /**
+   * Queues a call; `signal` withdraws it while it still waits (its promise rejects with a
+   * PostGateError "withdrawn"); once it has gone, it settles as Slack answers.
+   */
+  post<T>(
+    target: PostTarget,
+    fn: (attempt: number) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     if (this.channels.closed) return Promise.reject(new PostGateError("closed"));
+    if (signal?.aborted) return Promise.reject(new PostGateError("withdrawn"));
     const now = this.scheduler.clock.now();
     const { team, channel } = target;
     const lane = target.lane ?? channel;
@@ -184,7 +201,7 @@ export class PostGate {
       return new ChannelQueue({ team, channel }, this.rules, now, pace);
     });
     return new Promise<T>((resolve, reject) => {
-      queue.queue.push({
+      const job: Job = {
         run: fn,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -192,7 +209,9 @@ export class PostGate {
         attempts: 0,
         failures: 0,
         rateLimits: 0,
-      });
+      };
+      queue.queue.push(job);
+      signal?.addEventListener("abort", () => queue.withdraw(job), { once: true });
       this.channels.wake(team);
     });
   }

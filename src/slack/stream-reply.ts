@@ -1,13 +1,9 @@
-import type {
-  ReplyRecorder,
-  ReplyRenderer,
-  ReplyTarget,
-  ReplyView,
-} from "../bridge/ports.js";
+import type { ReplyRecorder, ReplyRenderer, ReplyTarget, ReplyView } from "../bridge/ports.js";
 import type { Clock } from "../time.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
+import { PostGateError } from "./post-gate.js";
 import { postOnce } from "./post-once.js";
 import type { PacedEdits } from "./reply.js";
 import { blocksUnderStream } from "./reply-blocks.js";
@@ -145,6 +141,8 @@ export class StreamReply implements ReplyRenderer {
   private nextAppendAt = Number.NEGATIVE_INFINITY;
   /** The wake-up for that moment. */
   private paced: (() => void) | undefined;
+  /** Withdraws the append waiting for the workspace's budget, before it goes. */
+  private waitingAppend: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private dirty = false;
   private closing = false;
@@ -186,6 +184,9 @@ export class StreamReply implements ReplyRenderer {
     this.latest = view;
     this.closing = true;
     this.firstWords.end();
+    // An append still waiting for the workspace's budget would hold the end back: the end
+    // carries its words instead.
+    this.waitingAppend?.abort();
     await this.loop;
     if (await this.endWithWords(view)) {
       this.done();
@@ -296,6 +297,8 @@ export class StreamReply implements ReplyRenderer {
         if (next) await this.roll(stream, next);
         else await this.append(stream);
       } catch (error) {
+        // An append withdrawn while it waited for the budget: the end carries its words.
+        if (error instanceof PostGateError && error.reason === "withdrawn") continue;
         this.failed(error, "stream the answer", stream);
       }
     }
@@ -304,21 +307,33 @@ export class StreamReply implements ReplyRenderer {
   private async append(stream: Stream): Promise<void> {
     const { team, channel } = this.target;
     if (!this.plan(stream, false)) return;
-    await this.options.gate.appends.post({ team, channel, lane: stream.ts }, async () => {
-      // Made when the call goes: the newest text, never a queue of stale ones.
-      const keptAlive = this.keepAlive;
-      const plan = this.edits ? undefined : this.plan(stream, false);
-      if (!plan) return;
-      if (plan.chunks.length > 0) {
-        // Slack's idle time runs from when it got the append: the renewal is timed from here.
-        this.arm();
-        this.nextAppendAt = this.options.clock.now() + (this.options.appendIntervalMs?.(team) ?? 0);
-        await this.options
-          .slack(team)
-          .appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
-      }
-      this.commit(stream, plan, keptAlive);
+    const waiting = new AbortController();
+    this.waitingAppend = waiting;
+    const post = this.options.gate.appends.post(
+      { team, channel, lane: stream.ts },
+      () => this.sendAppend(stream),
+      waiting.signal,
+    );
+    await post.finally(() => {
+      if (this.waitingAppend === waiting) this.waitingAppend = undefined;
     });
+  }
+
+  /** One append, made when the workspace's budget lets it go. */
+  private async sendAppend(stream: Stream): Promise<void> {
+    const { team, channel } = this.target;
+    this.waitingAppend = undefined;
+    // Made when the call goes: the newest text, never a queue of stale ones.
+    const keptAlive = this.keepAlive;
+    const plan = this.edits ? undefined : this.plan(stream, false);
+    if (!plan) return;
+    if (plan.chunks.length > 0) {
+      // Slack's idle time runs from when it got the append: the renewal is timed from here.
+      this.arm();
+      this.nextAppendAt = this.options.clock.now() + (this.options.appendIntervalMs?.(team) ?? 0);
+      await this.options.slack(team).appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
+    }
+    this.commit(stream, plan, keptAlive);
   }
 
   /** Ends `stream` (marked) and begins the next message where the answer goes on. */

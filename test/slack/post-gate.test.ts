@@ -153,6 +153,25 @@ describe("PostGate pacing", () => {
   });
 });
 
+describe("PostGate withdrawals", () => {
+  it("takes a call out while it waits, never makes it, and leaves one that has gone", async () => {
+    const slack = fakeSlack(() => ({ latencyMs: 500 }));
+    const g = gate({ workspacePerMinute: 1, workspaceWindow: true });
+    const gone = new AbortController();
+    const waiting = new AbortController();
+    const first = track(g.post(at("C1"), slack.call("C1", "first"), gone.signal));
+    const second = track(g.post(at("C2"), slack.call("C2", "second"), waiting.signal));
+    await vi.advanceTimersByTimeAsync(100);
+    gone.abort();
+    waiting.abort();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(slack.posts.map((p) => p.label)).toEqual(["first"]);
+    expect(first).toMatchObject({ settled: true, value: { ts: "first.ts" } });
+    expect(second.error).toBeInstanceOf(PostGateError);
+    expect((second.error as PostGateError).reason).toBe("withdrawn");
+  });
+});
+
 describe("PostGate failures", () => {
   it("pauses only the rate-limited channel for retryAfter, then repeats the same call", async () => {
     const slack = fakeSlack((post) =>

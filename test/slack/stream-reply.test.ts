@@ -548,6 +548,27 @@ describe("NativeStream", () => {
     ]);
   });
 
+  it("ends at once when the answer finishes while an append waits for the window: the stop carries its words", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    await grow(s, reply, 100, 250);
+    // The 96th append waits for the window; the answer ends meanwhile, at 27 s.
+    await s.clock.advance(1_000);
+    const before = s.calls.length;
+    const written = Array.from({ length: 100 }, (_, i) => `w${i + 1}`).join(" ");
+    const ended = reply.finish(done(`${written}.`));
+    expect(await s.settled(ended)).toBe(true);
+    expect(s.timed(before)).toEqual([
+      `27000 stop 9.1 part 0 [text:w96 w97 w98 w99 w100.] ${UNDER}`,
+      // Nothing else waits for the edits: the tidy edit goes at once.
+      `27000 update 9.1 ${written}.`,
+    ]);
+    // The withdrawn append never goes, even once the window has room again.
+    await s.clock.advance(60_000);
+    expect(s.calls.filter((c) => c.line.startsWith("append"))).toHaveLength(95);
+  });
+
   it("sends the tidy edit of a streamed answer after every other edit of the pacer", async () => {
     const s = setup({ pacer: { updatesPerMinute: 60, burst: 1 } });
     const a = s.render();
