@@ -16,8 +16,8 @@ export interface StreamGateOptions {
    */
   appendsPerMinute?: number;
   /**
-   * Least time between two appends to one message, ms; default 250. How often a message is
-   * appended to is the reply's choice (stream-reply.ts): this is only the floor.
+   * Least time between two appends to one message, ms; default 1_000: a message changes about
+   * once a second at most, streamed or edited (contract.md).
    */
   appendIntervalMs?: number;
   /** Metrics hook: Slack answered 429 to a stream method. */
@@ -65,7 +65,7 @@ export class StreamGate {
       scheduler,
       method: APPEND,
       pauses: "method",
-      perSecond: 1_000 / (options.appendIntervalMs ?? 250),
+      perSecond: 1_000 / (options.appendIntervalMs ?? 1_000),
       burst: 1,
       workspacePerMinute: options.appendsPerMinute ?? 95,
       workspaceWindow: true,

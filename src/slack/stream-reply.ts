@@ -47,12 +47,6 @@ export interface NativeStreamOptions {
    */
   firstWordsWaitMs?: number;
   /**
-   * How long after an append the next one to the same reply may go, ms: the answers
-   * streaming in the workspace share its appends (native-stream.ts sets it); default none
-   * but the stream gate's own floor.
-   */
-  appendIntervalMs?: (team: string) => number;
-  /**
    * A stream given nothing for this long gets its status card again, so that Slack does not
    * end it (reported: about five minutes after the last append), ms; default 240_000.
    */
@@ -137,10 +131,6 @@ export class StreamReply implements ReplyRenderer {
   private grewAt = Number.NEGATIVE_INFINITY;
   /** The wake-up that lets a held tail go once the text pauses. */
   private wake: (() => void) | undefined;
-  /** When the next append may go (appendIntervalMs after the last one went). */
-  private nextAppendAt = Number.NEGATIVE_INFINITY;
-  /** The wake-up for that moment. */
-  private paced: (() => void) | undefined;
   /** Withdraws the append waiting for the workspace's budget, before it goes. */
   private waitingAppend: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -150,7 +140,7 @@ export class StreamReply implements ReplyRenderer {
   private readonly firstWords: FirstWords;
 
   constructor(
-    readonly target: ReplyTarget,
+    private readonly target: ReplyTarget,
     private readonly recorder: ReplyRecorder,
     private readonly options: NativeStreamOptions,
     private readonly done: () => void,
@@ -190,10 +180,11 @@ export class StreamReply implements ReplyRenderer {
     await this.loop;
     if (await this.endWithWords(view)) {
       this.done();
-      // Slack shows the answer whole: its final layout (the Stop button gone) waits for the
-      // edits' budget to have nothing more pressing, and the turn does not wait for it.
+      // Slack shows the answer whole; the edit that takes the Stop button away waits for the
+      // edits' budget to have nothing more pressing. The turn ends once it landed, so that a
+      // bot killed before it leaves the turn to be resumed, and the resumed reply ends it.
       const target = { ...this.target, parts: [...this.parts], postsAttempted: this.parts.length };
-      void this.options.edits.tidy(target, this.recorder, view).catch((error: unknown) => {
+      await this.options.edits.tidy(target, this.recorder, view).catch((error: unknown) => {
         this.options.onError?.(error, "tidy a streamed answer");
       });
       return;
@@ -270,15 +261,7 @@ export class StreamReply implements ReplyRenderer {
   private kick(): void {
     this.dirty = true;
     // Without a stream there is nothing to append to yet: the start takes the latest view.
-    if (this.loop || this.edits || this.closing || !this.stream || this.paced) return;
-    const wait = this.nextAppendAt - this.options.clock.now();
-    if (wait > 0 && !this.rollTo) {
-      this.paced = this.options.clock.timer(wait, () => {
-        this.paced = undefined;
-        this.kick();
-      });
-      return;
-    }
+    if (this.loop || this.edits || this.closing || !this.stream) return;
     this.loop = this.run().finally(() => {
       this.loop = undefined;
       if (this.dirty) this.kick();
@@ -287,8 +270,6 @@ export class StreamReply implements ReplyRenderer {
 
   private async run(): Promise<void> {
     while (this.dirty && !this.edits && !this.closing && this.stream) {
-      // Not yet time for the next append: kick() waits for it once this loop is done.
-      if (!this.rollTo && this.options.clock.now() < this.nextAppendAt) return;
       this.dirty = false;
       const stream = this.stream;
       try {
@@ -330,7 +311,6 @@ export class StreamReply implements ReplyRenderer {
     if (plan.chunks.length > 0) {
       // Slack's idle time runs from when it got the append: the renewal is timed from here.
       this.arm();
-      this.nextAppendAt = this.options.clock.now() + (this.options.appendIntervalMs?.(team) ?? 0);
       await this.options.slack(team).appendStream({ channel, ts: stream.ts, chunks: plan.chunks });
     }
     this.commit(stream, plan, keptAlive);
@@ -459,8 +439,6 @@ export class StreamReply implements ReplyRenderer {
     this.renewal = undefined;
     this.wake?.();
     this.wake = undefined;
-    this.paced?.();
-    this.paced = undefined;
   }
 
   private failed(error: unknown, what: string, stream?: Stream): void {

@@ -161,12 +161,25 @@ async function askAll(bots: ChildBot[], kill: boolean): Promise<string[]> {
       }),
     );
   }
-  await slack.waitFor((s) => {
-    return roots.every((root, thread) => {
-      const replies = s.replies(`C0REPL${thread % CHANNELS}`, root);
-      return replies.length === PER_THREAD && replies.every((m) => !hasStopButton(m));
+  const done = (thread: number, root: string) => {
+    const replies = slack.replies(`C0REPL${thread % CHANNELS}`, root);
+    return replies.length === PER_THREAD && replies.every((m) => !hasStopButton(m));
+  };
+  await slack
+    .waitFor(() => roots.every((root, thread) => done(thread, root)), 120_000)
+    .catch((error: unknown) => {
+      // What is unfinished, so that a failure explains itself.
+      for (const [thread, root] of roots.entries()) {
+        if (done(thread, root)) continue;
+        const replies = slack.replies(`C0REPL${thread % CHANNELS}`, root);
+        const stoppable = replies.filter((m) => hasStopButton(m)).length;
+        explain(thread, slack.threadTranscript(`C0REPL${thread % CHANNELS}`, root), bots);
+        console.warn(
+          `thread ${thread}: ${replies.length} replies, ${stoppable} with a Stop button`,
+        );
+      }
+      throw error;
     });
-  }, 120_000);
   return roots;
 }
 

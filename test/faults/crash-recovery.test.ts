@@ -34,12 +34,16 @@ afterEach(async () => {
   await sim.close();
 });
 
-async function launch(urls: { slack?: string; service?: string } = {}): Promise<ChildBot> {
+async function launch(
+  urls: { slack?: string; service?: string } = {},
+  extra: Record<string, string> = {},
+): Promise<ChildBot> {
   const child = await startChildBot(
     childEnv({
       slackApiUrl: urls.slack ?? slack.apiUrl,
       serviceUrl: urls.service ?? sim.url,
       databasePath,
+      extra,
     }),
   );
   children.push(child);
@@ -123,6 +127,31 @@ describe("the bot killed and started again", () => {
     expect(runStarts()).toHaveLength(1);
     expect(slack.callsTo("chat.postMessage").filter((c) => c.ok)).toHaveLength(1);
     await second.waitForLog(/"msg":"resuming unfinished turns"/);
+  });
+
+  it("takes a streamed answer's Stop button away when it died between the stream's end and the edit that tidies it", async () => {
+    const streaming = { SLACK_STREAMING: "auto" };
+    const answer = "A short answer, whole before the crash.";
+    sim.control.enqueueAnswer({ text: answer });
+    // The tidy edit meets a long 429: the answer is whole in Slack, its Stop button still there.
+    slack.failNext("chat.update", { status: 429, retryAfter: 120 });
+    const first = await launch({}, streaming);
+    const { ts } = await mentionChild(first, seed, {
+      text: "<@UBOT> quick one",
+      channel: CHANNEL,
+      user: USER,
+    });
+    await slack.waitFor((s) => s.callsTo("chat.update").length === 1);
+    const [reply] = slack.replies(CHANNEL, ts);
+    expect(slack.streamState(CHANNEL, reply?.ts ?? "")?.state).toBe("stopped");
+    expect(JSON.stringify(reply?.blocks)).toContain("stop_run");
+    await first.kill("SIGKILL");
+
+    await launch({}, streaming);
+    const transcript = await settled(ts);
+    expect(transcript).toEqual([expect.stringContaining(answer)]);
+    expect(slack.callsTo("chat.startStream")).toHaveLength(1);
+    expect(runStarts()).toHaveLength(1);
   });
 
   it("finds the message the service accepted before the crash instead of posting it again", async () => {

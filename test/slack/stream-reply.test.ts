@@ -46,8 +46,8 @@ interface Options {
   limits?: { softLimit: number; hardLimit: number };
   firstWordsWaitMs?: number;
   startsPerMinute?: number;
-  /** The time a reply leaves between two appends, instead of NativeStream's own. */
-  appendIntervalMs?: number;
+  /** The workspace's appends in any minute, instead of the default 95. */
+  appendsPerMinute?: number;
   /** The pacer's budget, instead of 600 edits a minute with a burst of 10. */
   pacer?: { updatesPerMinute: number; burst: number };
   /** Slack's answer to the nth call of a method (1-based) waits until `release(method)`. */
@@ -136,18 +136,17 @@ function setup(options: Options = {}) {
   const stopped: string[] = [];
   const refused: string[] = [];
   const errors: string[] = [];
-  const interval = options.appendIntervalMs;
   const native = new NativeStream({
     slack: () => slack,
     gate: new StreamGate({
       scheduler,
       ...(options.startsPerMinute ? { startsPerMinute: options.startsPerMinute } : {}),
+      ...(options.appendsPerMinute ? { appendsPerMinute: options.appendsPerMinute } : {}),
     }),
     edits,
     clock,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.firstWordsWaitMs ? { firstWordsWaitMs: options.firstWordsWaitMs } : {}),
-    ...(interval !== undefined ? { appendIntervalMs: () => interval } : {}),
     findUnmarked: async ({ after }) => {
       log.push(`look after ${after}`);
       return options.unmarked;
@@ -253,16 +252,16 @@ async function grow(
 const UNDER = "+blocks(context,context_actions)";
 
 describe("NativeStream", () => {
-  it("starts the stream at once, shows the first whole words at once and the next 250 ms later, and ends with one stop carrying the rest", async () => {
+  it("starts the stream at once, shows the first whole words at once and the next a second later, and ends with one stop carrying the rest", async () => {
     const s = setup();
     const reply = s.render();
     await reply.open(view("", { kind: "starting" }));
     reply.show(view("Hello wor"));
     await s.clock.advance(0);
     reply.show(view("Hello world, and more "));
-    await s.clock.advance(0);
+    await s.clock.advance(500);
     reply.show(view("Hello world, and more words "));
-    await s.clock.advance(249);
+    await s.clock.advance(499);
     expect(s.calls.map((c) => c.at)).toEqual([0, 0]);
     await s.clock.advance(1);
     await s.clock.advance(250);
@@ -271,15 +270,15 @@ describe("NativeStream", () => {
       "0 start 9.1 for U1 [task:reply-status=in_progress:Starting… | stop-button]",
       "0 append 9.1 [task:reply-status=complete:Starting | text:Hello ]",
       // The newest text when the append goes; "words" is still being written.
-      "250 append 9.1 [text:world, and more ]",
-      `500 stop 9.1 part 0 [text:words.] ${UNDER}`,
+      "1000 append 9.1 [text:world, and more ]",
+      `1250 stop 9.1 part 0 [text:words.] ${UNDER}`,
       // The final layout, in the background.
-      "500 update 9.1 Hello world, and more words.",
+      "1250 update 9.1 Hello world, and more words.",
     ]);
     expect(s.recorded).toEqual(["posting 0", "parts 9.1"]);
   });
 
-  it("ends a completed answer with one stop carrying the rest and the blocks under it, and does not wait for the tidy edit", async () => {
+  it("ends a completed answer with one stop carrying the rest and the blocks under it, then the tidy edit", async () => {
     const s = setup({ hold: { stop: 1, update: 1 } });
     const reply = s.render();
     await reply.open(view(""));
@@ -297,12 +296,14 @@ describe("NativeStream", () => {
     expect(JSON.stringify(stop?.blocks)).not.toContain("stop_run");
     expect(stop?.metadata?.event_payload).toEqual({ turn: "turn-1", part: 0 });
     s.release("stop");
-    // The stop landed: the turn is over, while the tidy edit has not landed.
-    expect(await s.settled(finished)).toBe(true);
+    // The stop landed: Slack shows the answer whole; the turn ends once the tidy edit did (a
+    // bot killed before it leaves the turn to be resumed, and the Stop button taken away then).
+    expect(await s.settled(finished)).toBe(false);
     expect(s.timed(3)).toEqual(["100 update 9.1 The answer is 42."]);
     // The final layout: the answer, the model, the feedback buttons, and no Stop button.
     expect(s.updated).toEqual(["9.1 markdown,context,context_actions"]);
     s.release("update");
+    expect(await s.settled(finished)).toBe(true);
     await s.clock.advance(1_000);
     expect(s.lines()).toHaveLength(4);
     expect(s.errors).toEqual([]);
@@ -461,112 +462,72 @@ describe("NativeStream", () => {
     const link = `https://example.com/${"a".repeat(20)}`;
     // 40 characters: a word, which waits whole.
     reply.show(view(`See ${link}`));
-    await s.clock.advance(250);
+    await s.clock.advance(500);
     reply.show(view(`See ${link}bc`));
-    await s.clock.advance(250);
+    await s.clock.advance(500);
+    await s.clock.advance(500);
     reply.show(view(`See ${link}bcd and`));
+    await s.clock.advance(500);
     await s.clock.advance(1_000);
     expect(s.timed(1)).toEqual([
       "0 append 9.1 [task:reply-status=complete:Working | text:See ]",
-      `250 append 9.1 [text:${link}b]`,
-      "500 append 9.1 [text:cd ]",
-      "1500 append 9.1 [text:and]",
+      `1000 append 9.1 [text:${link}b]`,
+      "2000 append 9.1 [text:cd ]",
+      "3000 append 9.1 [text:and]",
     ]);
   });
 
-  it("appends to an answer streaming alone every 250 ms while its text grows", async () => {
+  it("appends to a message at most once a second, the newest whole words each time", async () => {
     const s = setup();
     const reply = s.render();
     await reply.open(view(""));
-    await grow(s, reply, 10);
-    expect(s.timed(1)).toEqual([
-      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
-      "350 append 9.1 [text:w2 w3 ]",
-      "600 append 9.1 [text:w4 w5 ]",
-      "850 append 9.1 [text:w6 w7 w8 ]",
-      "1100 append 9.1 [text:w9 ]",
-      // The text paused at 900: the last word goes a second later.
-      "1900 append 9.1 [text:w10 ]",
-    ]);
-  });
-
-  it("appends to an answer every 100 ms per answer streaming in the workspace", async () => {
-    const s = setup();
-    const replies = Array.from({ length: 5 }, (_, i) => s.render({ turnId: `t${i}` }));
-    for (const r of replies) await r.open(view(""));
-    await grow(s, replies[0] as ReplyRenderer, 10);
-    // Five answers streaming: 500 ms between two appends to one message.
-    expect(s.timed(5)).toEqual([
-      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
-      "600 append 9.1 [text:w2 w3 w4 w5 ]",
-      "1100 append 9.1 [text:w6 w7 w8 w9 ]",
-      "1900 append 9.1 [text:w10 ]",
-    ]);
-  });
-
-  it("appends to an answer at least once a second, however many answers stream", async () => {
-    const s = setup();
-    const replies = Array.from({ length: 12 }, (_, i) => s.render({ turnId: `t${i}` }));
-    for (const r of replies) await r.open(view(""));
-    await grow(s, replies[0] as ReplyRenderer, 10);
+    await grow(s, reply, 25);
     await s.clock.advance(1_000);
-    // Twelve answers streaming: 1 s between two appends, not 1.2 s.
-    expect(s.timed(12)).toEqual([
-      "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
-      "1100 append 9.1 [text:w2 w3 w4 w5 w6 w7 w8 w9 ]",
-      "2100 append 9.1 [text:w10 ]",
-    ]);
-  });
-
-  it("keeps a message's appends 250 ms apart even when its reply would append sooner", async () => {
-    const s = setup({ appendIntervalMs: 0 });
-    const reply = s.render();
-    await reply.open(view(""));
-    await grow(s, reply, 6);
     expect(s.timed(1)).toEqual([
       "100 append 9.1 [task:reply-status=complete:Working | text:w1 ]",
-      "350 append 9.1 [text:w2 w3 ]",
-      "600 append 9.1 [text:w4 w5 ]",
-      "1500 append 9.1 [text:w6 ]",
+      "1100 append 9.1 [text:w2 w3 w4 w5 w6 w7 w8 w9 w10 ]",
+      "2100 append 9.1 [text:w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 ]",
+      "3100 append 9.1 [text:w21 w22 w23 w24 ]",
+      // The text paused at 2.4 s: the last word may go at 3.4 s, and goes a second after
+      // the append before it.
+      "4100 append 9.1 [text:w25 ]",
     ]);
   });
 
-  it("keeps the workspace's appends to 95 in any 61 s", async () => {
-    const s = setup();
+  it("keeps the workspace's appends within the minute's window, carrying what waited", async () => {
+    const s = setup({ appendsPerMinute: 5 });
     const reply = s.render();
     await reply.open(view(""));
-    await grow(s, reply, 100, 250);
-    await s.clock.advance(40_000);
+    await grow(s, reply, 40, 250);
+    await s.clock.advance(60_000);
     const appends = s.calls.filter((c) => c.line.startsWith("append"));
-    // One append per word written, 250 ms apart, until the window is spent ...
-    expect(appends.slice(0, 95).map((c) => c.at)).toEqual(
-      Array.from({ length: 95 }, (_, i) => 250 * (i + 1)),
-    );
-    // ... and the next once the first of them is 61 s old, carrying what waited.
-    expect(appends.slice(95).map((c) => `${c.at} ${c.line}`)).toEqual([
-      "61250 append 9.1 [text:w96 w97 w98 w99 w100 ]",
-    ]);
+    // A second apart until the window is spent, then once the first of them is 61 s old.
+    expect(appends.map((c) => c.at)).toEqual([250, 1250, 2250, 3250, 4250, 61250]);
+    expect(appends.at(-1)?.line.endsWith("w39 w40 ]")).toBe(true);
   });
 
   it("ends at once when the answer finishes while an append waits for the window: the stop carries its words", async () => {
-    const s = setup();
+    const s = setup({ appendsPerMinute: 5 });
     const reply = s.render();
     await reply.open(view(""));
-    await grow(s, reply, 100, 250);
-    // The 96th append waits for the window; the answer ends meanwhile, at 27 s.
+    await grow(s, reply, 40, 250);
+    // The sixth append waits for the window; the answer ends meanwhile, at 12 s.
     await s.clock.advance(1_000);
     const before = s.calls.length;
-    const written = Array.from({ length: 100 }, (_, i) => `w${i + 1}`).join(" ");
+    const word = (i: number) => `w${i}`;
+    const written = Array.from({ length: 40 }, (_, i) => word(i + 1)).join(" ");
+    // The fifth append, at 4.25 s, showed up to w16 (w17 was being written).
+    const rest = Array.from({ length: 24 }, (_, i) => word(i + 17)).join(" ");
     const ended = reply.finish(done(`${written}.`));
     expect(await s.settled(ended)).toBe(true);
     expect(s.timed(before)).toEqual([
-      `27000 stop 9.1 part 0 [text:w96 w97 w98 w99 w100.] ${UNDER}`,
+      `12000 stop 9.1 part 0 [text:${rest}.] ${UNDER}`,
       // Nothing else waits for the edits: the tidy edit goes at once.
-      `27000 update 9.1 ${written}.`,
+      `12000 update 9.1 ${written}.`,
     ]);
     // The withdrawn append never goes, even once the window has room again.
     await s.clock.advance(60_000);
-    expect(s.calls.filter((c) => c.line.startsWith("append"))).toHaveLength(95);
+    expect(s.calls.filter((c) => c.line.startsWith("append"))).toHaveLength(5);
   });
 
   it("sends the tidy edit of a streamed answer after every other edit of the pacer", async () => {
@@ -580,10 +541,12 @@ describe("NativeStream", () => {
     await b.open(view("", { kind: "starting" }));
     b.show(view("B first"));
     await s.clock.advance(0);
-    // A's turn ends with its stop; its tidy edit waits for the pacer.
-    expect(await s.settled(a.finish(done("Answer A is here.")))).toBe(true);
+    // A's answer is whole with its stop; its tidy edit waits for the pacer, and its turn for it.
+    const finished = a.finish(done("Answer A is here."));
+    expect(await s.settled(finished)).toBe(false);
     b.show(view("B first and second"));
     await s.clock.advance(2_000);
+    expect(await s.settled(finished)).toBe(true);
     expect(s.timed(1)).toEqual([
       "0 append 9.1 [task:reply-status=complete:Working | text:Answer A ]",
       "100 post 9.2 Starting…",
@@ -661,9 +624,8 @@ describe("NativeStream", () => {
     reply.show(view("Thinking about it again and "));
     await s.clock.advance(1_000);
     expect(s.timed(4)).toEqual([
-      // The renewal was an append: the next one waits its 250 ms.
-      "241250 append 9.1 [task:reply-status=complete:Writing | text:again ]",
-      "242000 append 9.1 [text:and ]",
+      // The renewal was an append: the next one waits its second.
+      "242000 append 9.1 [task:reply-status=complete:Writing | text:again and ]",
     ]);
   });
 
@@ -719,8 +681,8 @@ describe("NativeStream", () => {
       "1000 stop 9.1 part 0",
       // The new message begins where the one Slack ended stopped taking words.
       "1000 start 9.2 for U1 [stop-button | text:words ]",
-      // 250 ms after the last append, the one Slack refused.
-      "1250 append 9.2 [text:and ]",
+      // A new message has a pace of its own: its first append goes at once.
+      "1000 append 9.2 [text:and ]",
       "2000 append 9.2 [text:more ]",
     ]);
     expect(s.recorded.at(-1)).toBe("parts 9.1,9.2");
@@ -756,9 +718,9 @@ describe("NativeStream", () => {
     expect(s.timed(1)).toEqual([
       "0 append 9.1 [task:reply-status=complete:Working | text:Draft ]",
       "1000 append 9.1 [text:one ]",
-      // The next append, 250 ms later, finds the text changed.
-      "1250 stop 9.1 part 0",
-      "1250 update 9.1 Rewritten answer ",
+      // The text no longer begins with what was streamed: the stream stops at once.
+      "1000 stop 9.1 part 0",
+      "1000 update 9.1 Rewritten answer ",
     ]);
   });
 
