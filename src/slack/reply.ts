@@ -65,8 +65,6 @@ export class PacedEdits implements ReplyStrategy {
   }
 }
 
-/** PacedEdits.tidy: what a stream's end leaves to the edits. */
-export type TidyEdits = PacedEdits["tidy"];
 
 /**
  * One turn's reply. Every change of the view is reconciled with the messages in Slack by
