@@ -44,6 +44,11 @@ export interface BridgeDeps {
   maxQueuedPerPerson?: number;
   /** A conversation was taken over from a replica whose lease had expired (metrics). */
   onTakeover?: () => void;
+  /**
+   * Resolves once every write made so far would survive a power cut (Stores.durable);
+   * default: at once.
+   */
+  durable?: () => Promise<void>;
 }
 
 const FILES_NOTE =
@@ -89,6 +94,12 @@ export class Bridge {
       },
     );
   }
+
+  /**
+   * Resolves once what `accept` recorded would survive a power cut, not only the process
+   * being killed: Slack is told a question arrived only then (Stores.durable).
+   */
+  readonly durable = (): Promise<void> => this.deps.durable?.() ?? Promise.resolve();
 
   /**
    * Records an inbound message and schedules its answer. Returns at once; the answer is
@@ -442,6 +453,7 @@ export class Bridge {
       this.deps.turns,
       turn,
       onFirstText && (() => onFirstText(turn)),
+      this.durable,
     );
   }
 

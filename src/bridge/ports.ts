@@ -173,8 +173,11 @@ export interface ReplyTarget {
 export interface ReplyRecorder {
   /** The list of the turn's reply messages changed. */
   parts(parts: string[]): void;
-  /** The reply message at index `part` (0: the placeholder) is about to be posted. */
-  posting(part: number): void;
+  /**
+   * The reply message at index `part` (0: the placeholder) is about to be posted: resolves
+   * once that is recorded for good (it would survive a power cut), when the post may go.
+   */
+  posting(part: number): void | Promise<void>;
 }
 
 export interface ReplyStrategy {

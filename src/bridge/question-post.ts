@@ -13,7 +13,13 @@ import { callerOf, type StepContext } from "./turn-step.js";
  */
 export class QuestionPost {
   constructor(
-    private readonly deps: { service: AssistantService; turns: TurnStore; content: TurnContent },
+    private readonly deps: {
+      service: AssistantService;
+      turns: TurnStore;
+      content: TurnContent;
+      /** Resolves once the attempt's record would survive a power cut (Stores.durable). */
+      durable?: () => Promise<void>;
+    },
   ) {}
 
   readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
@@ -28,6 +34,7 @@ export class QuestionPost {
         if (found) return turns.recordMessage(turn.id, found);
       }
       current = turns.recordPostAttempt(turn.id);
+      await this.deps.durable?.();
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return turns.recordMessage(turn.id, message.id);
     }, context.outage);

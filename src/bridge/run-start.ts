@@ -40,6 +40,11 @@ export class RunStart {
       turns: TurnStore;
       settings: SettingsStore;
       clock: Clock;
+      /**
+       * Brings the attempt's record to the disk before the first byte leaves, holding the
+       * thread (Stores.durableNow): nothing can be awaited there.
+       */
+      durableNow?: () => void;
     },
   ) {}
 
@@ -94,6 +99,7 @@ export class RunStart {
             waits.detach();
             try {
               turns.recordRunAttempt(turn.id, sent as RunSettings);
+              this.deps.durableNow?.();
             } catch (error) {
               recordFailure = error;
               throw error;

@@ -39,6 +39,8 @@ export class TurnReply {
     turns: TurnStore,
     turn: Turn,
     private readonly onFirstText?: () => void,
+    /** Resolves once what was recorded would survive a power cut (Stores.durable). */
+    durable: () => Promise<void> = async () => undefined,
   ) {
     this.notes = turn.notes;
     this.resumed = turn.replyParts.length > 0 || turn.replyPostsAttempted > 0;
@@ -64,7 +66,10 @@ export class TurnReply {
       },
       {
         parts: (parts) => turns.recordReply(turn.id, parts),
-        posting: (part) => turns.recordReplyAttempt(turn.id, part),
+        posting: async (part) => {
+          turns.recordReplyAttempt(turn.id, part);
+          await durable();
+        },
       },
     );
   }

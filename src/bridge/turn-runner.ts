@@ -46,6 +46,10 @@ export interface TurnRunnerDeps {
   limits: TurnLimits;
   clock: Clock;
   events?: TurnEvents;
+  /** Resolves once every write made so far would survive a power cut (Stores.durable). */
+  durable?: () => Promise<void>;
+  /** The same, holding the thread, for a record made as a request leaves (Stores.durableNow). */
+  durableNow?: () => void;
 }
 
 /**
@@ -61,11 +65,13 @@ export class TurnRunner {
 
   constructor(private readonly deps: TurnRunnerDeps) {
     const { service, turns, conversations, settings, content, relay, clock } = deps;
+    const noop = () => undefined;
+    const { durable = async () => undefined, durableNow = noop } = deps;
     this.steps = [
       threadOpen(service, conversations),
       content.step,
-      new QuestionPost({ service, turns, content }).step,
-      new RunStart({ service, turns, settings, clock }).step,
+      new QuestionPost({ service, turns, content, durable }).step,
+      new RunStart({ service, turns, settings, clock, durableNow }).step,
     ];
     this.follow = runFollow({
       relay,

@@ -110,6 +110,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     let result: AcceptResult;
     try {
       result = deps.bridge.accept({ ...inbound, text });
+      await deps.bridge.durable();
     } catch (error) {
       // Acknowledged, the question would be lost: refused, Slack delivers it again.
       deps.logger.error(

@@ -222,7 +222,7 @@ class PacedEditReply implements ReplyRenderer {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
     let payload: ReplyPayload | undefined;
-    if (!mayExist) this.recorder.posting(index);
+    if (!mayExist) await this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
     const result = await postOnce(
       { team, channel },

@@ -320,6 +320,16 @@ export interface Stores {
   exclusively<T>(fn: () => T): T;
   /** Whether the storage answers (readiness). */
   ping(): boolean;
+  /**
+   * Resolves once every write made before the call would survive a power cut, not only the
+   * process being killed, without holding the event loop: awaited before Slack is told a
+   * question arrived and before a request whose attempt was recorded leaves. SQLite: one
+   * sync of its log, shared by the writes made meanwhile (sqlite/wal-sync.ts). PostgreSQL:
+   * its commits already are. Memory: nothing to wait for.
+   */
+  durable(): Promise<void>;
+  /** The same, holding the thread: only where nothing can be awaited (a run start's record). */
+  durableNow(): void;
   close(): void;
 }
 

@@ -55,6 +55,8 @@ export function wireCore(parts: CoreParts): Bridge {
     logger,
     limits: config.limits,
     clock,
+    durable: () => stores.durable(),
+    durableNow: () => stores.durableNow(),
     events: {
       onFinished: (turn, outcome, runStatus) => {
         metrics.turns.inc({ outcome });
@@ -76,5 +78,6 @@ export function wireCore(parts: CoreParts): Bridge {
     replies: parts.replies,
     maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
     onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),
+    durable: () => stores.durable(),
   });
 }

@@ -57,6 +57,25 @@ describe("a question that cannot be recorded", () => {
     expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
   });
 
+  it("HTTP mode: answers 500 when the record cannot be brought to the disk, and the question is answered once", async () => {
+    h = await startHarness();
+    const x = h;
+    // Recorded, but the log's sync fails (a disk error): Slack must not be told it arrived.
+    vi.spyOn(x.bot.stores, "durable").mockRejectedValueOnce(
+      Object.assign(new Error("input/output error"), { code: "EIO" }),
+    );
+    x.sim.control.enqueueAnswer({ text: "Answered once." });
+    const { ts, event } = mentionEvent(x, "<@UBOT> is it on the disk?");
+
+    const first = await x.post("event", event);
+    expect(first.status).toBe(500);
+    const retry = await x.post("event", event, { retryNum: 1, retryReason: "http_error" });
+    expect(retry.status).toBe(200);
+    const transcript = await x.settled(CHANNEL, ts);
+    expect(transcript).toEqual([expect.stringContaining("Answered once.")]);
+    expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+  });
+
   it("Socket Mode: withholds the ack so Slack sends it again, and the redelivery is answered once", async () => {
     h = await startHarness({ socketMode: true });
     const x = h;

@@ -32,11 +32,17 @@ describe("the SQLite file", () => {
     again.close();
   });
 
-  it("writes every commit through to the disk (synchronous FULL)", () => {
-    const db = openDatabase(join(tempDir(), "bridge.db"));
-    // 2 is FULL (0 OFF, 1 NORMAL, 3 EXTRA).
-    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+  it("commits without syncing on the event loop (synchronous NORMAL), and syncs its log when a caller needs it", async () => {
+    const path = join(tempDir(), "bridge.db");
+    const db = openDatabase(path);
+    // 1 is NORMAL (0 OFF, 2 FULL, 3 EXTRA): the log is synced by WalSync, off the thread.
+    expect(db.pragma("synchronous", { simple: true })).toBe(1);
     db.close();
+    const stores = openSqliteStores(path);
+    stores.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
+    await expect(stores.durable()).resolves.toBeUndefined();
+    expect(() => stores.durableNow()).not.toThrow();
+    stores.close();
   });
 
   it("refuses a database whose schema is newer than the code, naming both versions", () => {

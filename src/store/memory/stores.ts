@@ -22,6 +22,8 @@ export function memoryStores(now: () => number = Date.now): Stores {
     installations: new MemoryInstallationStore(now),
     exclusively: (fn) => fn(),
     ping: () => true,
+    durable: async () => undefined,
+    durableNow: () => undefined,
     close: () => undefined,
   };
 }

@@ -210,14 +210,14 @@ export function openDatabase(path: string): Db {
     // Before WAL: the WAL index then lives in this process's memory, not in a shared file.
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
-    // Every commit is on the disk (the WAL fsynced) before it returns. NORMAL survives a
-    // crash of the process but not of the machine: a power cut could undo the record of a
-    // question Slack was told had arrived, or of a run start already sent (then sent
-    // twice). Measured on the project's VM: 0.15 ms more a commit at the median (1–2 ms at
-    // p99), about ten commits a turn; the bench's ack latency at 10 conversations went from
-    // ~5 ms to ~25–40 ms at the median, far inside Slack's 3 s. Cheap enough that every
-    // write pays it, rather than a list of the writes that must, kept in step with the code.
-    db.pragma("synchronous = FULL");
+    // A commit is in the operating system's hands when it returns (it survives the process
+    // being killed), not yet on the disk: what must survive a power cut too (a question
+    // before Slack is told it arrived, an attempt before its request leaves) is awaited
+    // through WalSync (wal-sync.ts), one fdatasync of the log on libuv's thread pool shared by
+    // the commits made together. FULL synced the log at every commit on the event loop (about
+    // ten a turn, 1.5 ms each on the project's VM), and a question arriving meanwhile waited
+    // for all of them before it was acknowledged.
+    db.pragma("synchronous = NORMAL");
     // What a purge or a delete frees is overwritten with zeros, in the row's page and in the
     // overflow pages a long text takes, instead of being left in free space where the file
     // would still hold it (store/retention.ts). FAST would leave freed overflow pages as they

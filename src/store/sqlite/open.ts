@@ -8,11 +8,13 @@ import { clearLeases, SqliteLeaseStore } from "./leases.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { SqliteSettingsStore } from "./settings.js";
 import { SqliteTurnStore } from "./turns.js";
+import { WalSync } from "./wal-sync.js";
 
 /** Every store in one SQLite file (created and migrated if needed; see db.ts). */
 export function openSqliteStores(path: string, now: () => number = Date.now): Stores {
   const db = openDatabase(path);
   clearLeases(db);
+  const wal = path === ":memory:" ? undefined : new WalSync(path);
   return {
     conversations: new SqliteConversationStore(db, now),
     turns: new SqliteTurnStore(db, now),
@@ -25,6 +27,11 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
     // The file is this process's alone from the open (db.ts): no other bot can be on it.
     exclusively: (fn) => db.transaction(fn).immediate(),
     ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
-    close: () => db.close(),
+    durable: async () => wal?.flush(),
+    durableNow: () => wal?.flushSync(),
+    close: () => {
+      void wal?.close();
+      db.close();
+    },
   };
 }
