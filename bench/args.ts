@@ -67,6 +67,12 @@ export interface BenchOptions {
    * by --compare-with, which may be repeated.
    */
   compareWith: string[];
+  /**
+   * Each repetition run again with Slack's own agent template (bench/template-bot.ts) in the
+   * bot's place, on fresh fakes and the same workload, and the two printed side by side.
+   * Default false (--with-template).
+   */
+  withTemplate: boolean;
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -89,6 +95,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   postgres: false,
   databaseUrl: undefined,
   compareWith: [],
+  withTemplate: false,
 };
 
 /** Where replicas' results go by default: next to one replica's, not over them. */
@@ -108,13 +115,15 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   [--run-starts-per-minute 600] [--users 50] [--arrivals-per-second 50] [--sample-ms 100]
   [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]
   [--replicas 1] [--postgres] [--database-url postgres://…]
-  [--compare-with bench/results/latest-postgres.json]
+  [--compare-with bench/results/latest-postgres.json] [--with-template]
   --replicas n runs n copies of the bot on one PostgreSQL database (--database-url, else
   DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); --postgres runs
   one copy there. The results go to bench/results/latest-replicas.json (latest-postgres.json
   for one copy) unless --out says otherwise, and are compared with one replica's: on
   PostgreSQL (latest-postgres.json), then on SQLite (latest.json), each when its file exists,
-  or with those --compare-with names (the flag may be repeated).`;
+  or with those --compare-with names (the flag may be repeated). --with-template runs every
+  repetition again with Slack's own agent template in the bot's place and prints the two
+  side by side.`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -177,6 +186,7 @@ export function parseArgs(
     } else if (flag === "--postgres") options.postgres = true;
     else if (flag === "--database-url") options.databaseUrl = next();
     else if (flag === "--compare-with") options.compareWith.push(next());
+    else if (flag === "--with-template") options.withTemplate = true;
     else if (flag === "--runtime") {
       const runtime = next();
       if (runtime !== "compiled" && runtime !== "tsx") {

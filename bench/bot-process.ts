@@ -20,6 +20,8 @@ export interface BotProcessOptions {
    * src/main.ts through tsx. Default undefined.
    */
   compiledMain?: string;
+  /** Another program to run through tsx instead of the bot (bench/template-bot.ts). */
+  program?: string;
   /** The bot's settings (contract.md's environment variables); PORT is set to 0 here. */
   env: Record<string, string>;
   /** Working directory; a .env file there would be loaded, so use an empty one. */
@@ -43,7 +45,11 @@ export class BotProcess {
       if (value !== undefined && !OWN.test(key)) env[key] = value;
     }
     Object.assign(env, options.env, { PORT: "0" });
-    const args = options.compiledMain ? [options.compiledMain] : ["--import", TSX, MAIN];
+    // BENCH_BOT_NODE_ARGS: flags for the bot's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+    const flags = (process.env.BENCH_BOT_NODE_ARGS ?? "").split(" ").filter((f) => f !== "");
+    const args = options.compiledMain
+      ? [...flags, options.compiledMain]
+      : [...flags, "--import", TSX, options.program ?? MAIN];
     const child = spawn(process.execPath, args, {
       cwd: options.cwd,
       env,

@@ -22,7 +22,7 @@ import {
   repFigures,
 } from "./report.js";
 import { runScenario } from "./scenario.js";
-import { formatTables } from "./tables.js";
+import { formatAgainstTemplate, formatTables } from "./tables.js";
 import { formatVerdicts, judge } from "./targets.js";
 
 async function main(): Promise<void> {
@@ -60,6 +60,8 @@ async function measure(
   const compiledMain = options.runtime === "compiled" ? await compileBot() : undefined;
   const rows: Row[] = [];
   const allReps: RepFigures[] = [];
+  const templateRows: Row[] = [];
+  const templateReps: RepFigures[] = [];
   const problems: Record<string, string[]> = {};
   for (const { n, channels, reps } of scenarios(options)) {
     const figures: RepFigures[] = [];
@@ -86,6 +88,11 @@ async function measure(
     }
     allReps.push(...figures);
     rows.push(aggregate(figures));
+    if (options.withTemplate) {
+      const theirs = await runTemplate(options, { n, channels, reps });
+      templateReps.push(...theirs);
+      templateRows.push(aggregate(theirs));
+    }
   }
   const runtimeSeconds = Math.round((Date.now() - began) / 1000);
   const verdicts = judge(rows);
@@ -93,6 +100,11 @@ async function measure(
   process.stdout.write(
     `\nreplicas: ${options.replicas}\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n`,
   );
+  if (options.withTemplate) {
+    process.stdout.write(
+      `\nBeside Slack's own agent template (ours | template), same workload, fresh fakes:\n${formatAgainstTemplate(rows, templateRows)}\n`,
+    );
+  }
   const comparison = options.postgres ? replicaReport(options, rows) : undefined;
   process.stdout.write(`\nTotal runtime ${runtimeSeconds} s.\n`);
   // The server's URL may hold a password: it is not written down.
@@ -103,6 +115,9 @@ async function measure(
     runtimeSeconds,
     options: written,
     ...(comparison ? { comparedWithOneReplica: comparison } : {}),
+    ...(options.withTemplate
+      ? { slackTemplate: { rows: templateRows, repetitions: templateReps } }
+      : {}),
     notes,
     rows,
     targets: verdicts,
@@ -112,6 +127,32 @@ async function measure(
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`Results written to ${options.out}\n`);
+}
+
+/** The same scenario with Slack's own agent template in the bot's place, each repetition. */
+async function runTemplate(
+  options: BenchOptions,
+  scenario: { n: number; channels: number; reps: number },
+): Promise<RepFigures[]> {
+  const figures: RepFigures[] = [];
+  for (let rep = 1; rep <= scenario.reps; rep++) {
+    process.stdout.write(`  the template, repetition ${rep}… `);
+    const result = await runScenario({
+      ...options,
+      ...scenario,
+      rep,
+      compiledMain: undefined,
+      databaseServerUrl: undefined,
+      postgres: false,
+      template: true,
+    });
+    const f = repFigures(result);
+    figures.push(f);
+    process.stdout.write(
+      `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, ${f.slack429} Slack 429s\n`,
+    );
+  }
+  return figures;
 }
 
 /** Prints each replica's share and its figures beside each single replica's results found. */

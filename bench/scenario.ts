@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
 import { appMention, nextTs, postToBot } from "../src/devtools/slack-requests.js";
@@ -28,7 +29,7 @@ export type { ScenarioResult } from "./summary.js";
 /** The run's options (args.ts has their meaning), for one N, channel count and repetition. */
 export type ScenarioOptions = Omit<
   BenchOptions,
-  "n" | "channels" | "reps" | "out" | "runtime" | "databaseUrl" | "compareWith"
+  "n" | "channels" | "reps" | "out" | "runtime" | "databaseUrl" | "compareWith" | "withTemplate"
 > & {
   /** The PostgreSQL server replicas get a fresh database on (needed when replicas > 1). */
   databaseServerUrl?: string | undefined;
@@ -37,7 +38,11 @@ export type ScenarioOptions = Omit<
   rep: number;
   /** A compiled main.js to run; undefined runs src/main.ts through tsx. */
   compiledMain: string | undefined;
+  /** Slack's own agent template (template-bot.ts) in the bot's place: one process, no metrics. */
+  template?: boolean;
 };
+
+const TEMPLATE = fileURLToPath(new URL("./template-bot.ts", import.meta.url));
 
 const BOT_TOKEN = "xoxb-bench-bot-token";
 const SIGNING_SECRET = "bench-signing-secret";
@@ -86,13 +91,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       database = await createScratchDatabase(o.databaseServerUrl, "bench");
       env.DATABASE_URL = database.url;
     }
+    const program = o.template
+      ? { program: TEMPLATE }
+      : o.compiledMain
+        ? { compiledMain: o.compiledMain }
+        : {};
     const started = await Promise.allSettled(
-      Array.from({ length: o.replicas }, () =>
-        BotProcess.start({
-          ...(o.compiledMain ? { compiledMain: o.compiledMain } : {}),
-          cwd: dir,
-          env,
-        }),
+      Array.from({ length: o.template ? 1 : o.replicas }, () =>
+        BotProcess.start({ ...program, cwd: dir, env }),
       ),
     );
     for (const result of started) if (result.status === "fulfilled") bots.push(result.value);
@@ -134,7 +140,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 
     // The bot counts a turn just after its final edit lands: give it a moment.
     let end = await Promise.all(bots.map(scrape));
-    for (let i = 0; i < 50 && turnsCounted(end) < o.n - open; i++) {
+    for (let i = 0; !o.template && i < 50 && turnsCounted(end) < o.n - open; i++) {
       await sleep(100);
       end = await Promise.all(bots.map(scrape));
     }

@@ -102,3 +102,30 @@ export function formatTables(rows: readonly Row[]): string {
     table(COST, rows),
   ].join("\n");
 }
+
+/**
+ * The bot beside Slack's own agent template, scenario by scenario (rows in the same order):
+ * the figures issue #20 compares, "ours | template".
+ */
+export function formatAgainstTemplate(ours: readonly Row[], template: readonly Row[]): string {
+  const both = (f: (r: Row) => string) => (i: number) =>
+    `${f(ours[i] as Row)} | ${template[i] ? f(template[i] as Row) : "–"}`;
+  const columns: [string, (i: number) => string][] = [
+    ["N", (i) => String(ours[i]?.n)],
+    ["channels", (i) => String(ours[i]?.channels)],
+    ["1st word p95 ms", both((r) => fixed(r.firstWordP95, 0))],
+    ["after last piece p95 ms", both((r) => fixed(r.afterLastPieceP95, 0))],
+    ["lag max s", both((r) => fixed(r.lagMaxSeconds, 1))],
+    [
+      "question→complete p50/p95 s",
+      both((r) => pair(r.askedCompleteP50 / 1000, r.askedCompleteP95 / 1000, 1)),
+    ],
+    ["Slack 429s", both((r) => String(r.slack429))],
+    ["ack p50/max ms", both((r) => pair(r.ackP50, r.ackMax, 0))],
+    ["Slack calls/ans", both((r) => fixed(r.slackCallsPerAnswer, 1))],
+  ];
+  return pad([
+    columns.map(([title]) => title),
+    ...ours.map((_, i) => columns.map(([, f]) => f(i))),
+  ]);
+}

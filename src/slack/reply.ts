@@ -65,7 +65,6 @@ export class PacedEdits implements ReplyStrategy {
   }
 }
 
-
 /**
  * One turn's reply. Every change of the view is reconciled with the messages in Slack by
  * one serialized loop: earlier parts of a long answer are finalized once they cannot

@@ -24,6 +24,14 @@ describe("bench arguments", () => {
     ]);
   });
 
+  it("runs Slack's template beside the bot only when asked", () => {
+    expect(parseArgs([]).withTemplate).toBe(false);
+    expect(parseArgs(["--with-template", "--n", "10"])).toMatchObject({
+      withTemplate: true,
+      n: [10],
+    });
+  });
+
   it("reads the quick run of the README", () => {
     const options = parseArgs(["--n", "1,10", "--reps", "1"]);
     expect(options.n).toEqual([1, 10]);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readSample } from "../../bench/bot-process.js";
 import { aggregate, repFigures } from "../../bench/report.js";
 import type { ScenarioResult } from "../../bench/summary.js";
-import { formatTables, ratio } from "../../bench/tables.js";
+import { formatAgainstTemplate, formatTables, ratio } from "../../bench/tables.js";
 import { rep } from "./rep-figures.js";
 
 /** One made-up repetition's observations: four answers, one never shown. */
@@ -215,5 +215,21 @@ describe("bench report", () => {
     expect(readSample(text, 'bridge_turns_total{outcome="completed"}')).toBe(3);
     expect(readSample(text, "bridge_process_cpu_seconds_total")).toBe(1.25);
     expect(readSample(text, "bridge_missing")).toBeUndefined();
+  });
+
+  it("prints the bot beside Slack's template, figure by figure, ours first", () => {
+    const ours = aggregate([rep({ n: 10, channels: 10, firstWordP95: 76, slack429: 0 })]);
+    const theirs = aggregate([
+      rep({ n: 10, channels: 10, firstWordP95: 1_305, slack429: 7, ackP50: 4, ackMax: 8 }),
+    ]);
+    const [head, rule, row, more] = formatAgainstTemplate([ours], [theirs]).split("\n");
+    expect(head).toMatch(
+      /^\s*N\s+channels\s+1st word p95 ms\s+after last piece p95 ms\s+lag max s/,
+    );
+    expect(rule).toMatch(/^-+(\s+-+)+$/);
+    expect(row).toContain("76 | 1305");
+    expect(row).toContain("0 | 7");
+    expect(row).toContain("2 / 12 | 4 / 8");
+    expect(more).toBeUndefined();
   });
 });

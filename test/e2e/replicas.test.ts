@@ -48,12 +48,15 @@ async function closeServices(): Promise<void> {
 
 beforeEach(() => freshServices());
 
-/** A new simulator and fake Slack (the ones before closed): a second run starts from nothing. */
-async function freshServices(): Promise<void> {
+/**
+ * A new simulator and fake Slack (the ones before closed): a second run starts from nothing.
+ * `queueDelayMs`: how long each run waits in the service's queue before it writes.
+ */
+async function freshServices(queueDelayMs = 10): Promise<void> {
   await closeServices();
   servicesOpen = true;
   sim = await startSimulator({
-    queueDelayMs: 10,
+    queueDelayMs,
     answer: { length: 120, tokensPerSecond: 200 },
     limits: { runStartsPerMinute: SERVICE_LIMIT, requestsPerMinute: 6_000 },
   });
@@ -265,15 +268,23 @@ describe("three replicas on one PostgreSQL database", () => {
       THREADS * PER_THREAD,
     );
     expect(slack.rateLimited).toBe(0);
-    // What the replicas wrote in Slack is what one replica writes (interim edits vary a
-    // little with timing, hence 10%); besides, each process asks auth.test once at start and
-    // the survivor looks up the placeholders of the answers it took over (conversations.replies).
+    // What the replicas wrote in Slack is what one replica writes (10% for timing); besides,
+    // each process asks auth.test once at start and the survivor looks up the placeholders of
+    // the answers it took over (conversations.replies). Interim edits (fresher text while an
+    // answer is written) keep each replica's own pace, inside the shared chat.update window
+    // (no 429 above): three replicas may send up to three paces of them.
     const threeReplicas = callCounts();
     const writes = (counts: Record<string, number>) =>
       Object.entries(counts)
-        .filter(([method]) => method !== "auth.test" && method !== "conversations.replies")
+        .filter(
+          ([method]) => !["auth.test", "conversations.replies", "chat.update"].includes(method),
+        )
         .reduce((sum, [, n]) => sum + n, 0);
-    expect(writes(threeReplicas)).toBeLessThanOrEqual(writes(oneReplica) * 1.1);
+    const counts = `one replica ${JSON.stringify(oneReplica)}, three ${JSON.stringify(threeReplicas)}`;
+    expect(writes(threeReplicas), counts).toBeLessThanOrEqual(writes(oneReplica) * 1.1);
+    expect(threeReplicas["chat.update"] ?? 0, counts).toBeLessThanOrEqual(
+      (oneReplica["chat.update"] ?? 0) * 3,
+    );
     expect(threeReplicas["chat.postMessage"]).toBe(oneReplica["chat.postMessage"]);
     expect(threeReplicas["conversations.replies"] ?? 0).toBeLessThanOrEqual(THREADS);
   }, 180_000);
@@ -306,6 +317,61 @@ describe("three replicas on one PostgreSQL database", () => {
     // The first replica is gone: the second wrote the rest.
     expect(second?.logs.some((l) => l.includes('"level":50'))).toBe(false);
   }, 60_000);
+
+  it.each([
+    ["streamed", "auto"],
+    ["edited", "off"],
+  ])(
+    "keeps a thread's replies in question order when its follow-ups reach the other replica at once (%s)",
+    async (_, streaming) => {
+      // Each run waits in the service's queue, so the first reply still waits for its first
+      // words while the follow-ups arrive, through the replica that does not hold the thread.
+      await freshServices(1_200);
+      const url = await testDatabase();
+      const env = { SLACK_STREAMING: streaming };
+      const [first, second] = await Promise.all([launch(url, env), launch(url, env)]);
+      const answers = ["First answer.", "Second answer.", "Third answer."];
+      for (const text of answers) sim.control.enqueueAnswer({ text });
+      const channel = "C0REPL0";
+      const user = "U0ORDER";
+      const root = nextTs();
+      slack.seedMessage({ channel, ts: root, user, text: "<@UBOT> first question" });
+      await deliver(
+        eventEnvelope(appMention({ channel, user, text: "<@UBOT> first question", ts: root })),
+        [first as ChildBot],
+      );
+      for (const text of ["second question", "third question"]) {
+        const ts = nextTs();
+        slack.seedMessage({ channel, ts, user, text, thread_ts: root });
+        const event = messageEvent({
+          channel,
+          channel_type: "channel",
+          user,
+          text,
+          ts,
+          thread_ts: root,
+        });
+        await deliver(eventEnvelope(event), [second as ChildBot]);
+      }
+      const answered = () => {
+        const replies = slack.replies(channel, root);
+        const shown = slack.threadTranscript(channel, root);
+        return (
+          replies.length === answers.length &&
+          replies.every((m) => !hasStopButton(m)) &&
+          answers.every((answer) => shown.some((text) => text.includes(answer)))
+        );
+      };
+      await slack.waitFor(answered, 30_000).catch((error: unknown) => {
+        explain(0, slack.threadTranscript(channel, root), [first, second] as ChildBot[]);
+        throw error;
+      });
+      const shown = slack.threadTranscript(channel, root);
+      expect(shown.map((text) => answers.find((answer) => text.includes(answer)))).toEqual(answers);
+      expect(slack.rateLimited).toBe(0);
+    },
+    60_000,
+  );
 });
 
 function serviceThreadOf(thread: number): string {
