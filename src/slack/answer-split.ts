@@ -1,5 +1,7 @@
 import { firstAbove, firstContent, lastAtMost, layOut } from "./answer-layout.js";
+import { findTables } from "./markdown-tables.js";
 import { renderInterim } from "./render.js";
+import { fitsTableBlock } from "./table-block.js";
 
 /**
  * Turns the assistant's Markdown into the parts that Slack messages show. Pure functions:
@@ -184,4 +186,30 @@ export function splitInterim(markdownSoFar: string, options: SplitOptions = {}):
   const last = parts.length - 1;
   parts[last] = renderInterim(parts[last] as string);
   return parts;
+}
+
+/**
+ * The final layout's parts: splitAnswer's, each cut again right after every table that a table
+ * block can show (table-block.ts), so that such a table ends its message (Slack shows one table
+ * a message, at its bottom) and the text after it goes on in the next. The cut drops the
+ * newline after the table, so `splitFinal(md).join("\n") === md` as for splitAnswer. A table
+ * that stays text cuts nothing. Only the complete answer is laid out so: while it is written,
+ * tables are text (splitInterim).
+ */
+export function splitFinal(markdown: string, options: SplitOptions = {}): string[] {
+  return splitAnswer(markdown, options).flatMap(cutAfterTables);
+}
+
+function cutAfterTables(part: string): string[] {
+  const pieces: string[] = [];
+  let from = 0;
+  for (const table of findTables(part)) {
+    if (!fitsTableBlock(table)) continue;
+    // A table with only whitespace after it closes the part already.
+    if (firstContent(part, table.end) === part.length) break;
+    pieces.push(part.slice(from, table.end));
+    from = table.end + 1;
+  }
+  pieces.push(part.slice(from));
+  return pieces;
 }

@@ -6,7 +6,7 @@ import type {
   ReplyView,
 } from "../bridge/ports.js";
 import type { Clock } from "../time.js";
-import { splitAnswer, splitInterim } from "./answer-split.js";
+import { splitFinal, splitInterim } from "./answer-split.js";
 import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
 import type { Pacer } from "./pacer.js";
@@ -156,20 +156,23 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   private async sync(view: ReplyView, final: boolean): Promise<void> {
+    // The final layout shows tables as table blocks, each ending its message (splitFinal);
+    // while the answer is written they are text.
     const bodies = final
-      ? (this.shown ?? splitAnswer(view.body))
+      ? (this.shown ?? splitFinal(view.body))
       : view.body === ""
         ? [""]
         : splitInterim(view.body);
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
       const payload = isLast
-        ? this.payload(view, bodies[i] ?? "", i)
+        ? this.payload(view, bodies[i] ?? "", i, final)
         : buildReply({
             body: bodies[i] ?? "",
             phase: { kind: "continued" },
             turnId: this.target.turnId,
             part: { index: i },
+            tables: final,
           });
       // A part found already in Slack shows what it was posted with: it is edited below.
       if (this.parts[i] === undefined) await this.post(i, payload);
@@ -200,8 +203,9 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   /** The last part's payload: the status line (and Stop button) go with it. */
-  private payload(view: ReplyView, body: string, index: number): ReplyPayload {
+  private payload(view: ReplyView, body: string, index: number, tables = false): ReplyPayload {
     return buildReply({
+      tables,
       body,
       phase: view.phase,
       turnId: this.target.turnId,
