@@ -1,6 +1,6 @@
 import type { types as Slack } from "@slack/bolt";
 import { describe, expect, it } from "vitest";
-import { splitFinal } from "../../src/slack/answer-split.js";
+import { splitAnswer, splitFinal } from "../../src/slack/answer-split.js";
 import { buildReply } from "../../src/slack/reply-blocks.js";
 import { closingTable, tableBlock } from "../../src/slack/table-block.js";
 
@@ -127,6 +127,19 @@ describe("splitFinal", () => {
     expect(splitFinal(fenced)).toEqual([fenced]);
     const closing = `Intro\n\n${table(2, 1)}\n`;
     expect(splitFinal(closing)).toEqual([closing]);
+  });
+
+  it("keeps a table whole where a message can hold it, rather than cut it at the size limit", () => {
+    const intro = Array.from({ length: 6 }, (_, i) => `Line ${i} of the intro.`).join("\n");
+    const answer = `${intro}\n${table(2, 8)}\nThe end.`;
+    const limits = { softLimit: 200, hardLimit: 1_000 };
+    // The size split alone cuts inside the table.
+    const [first] = splitAnswer(answer, limits);
+    expect(first).toContain("| h0 | h1 |");
+    expect(first).not.toContain("r7c0");
+    const parts = splitFinal(answer, limits);
+    expect(parts).toEqual([intro, table(2, 8), "The end."]);
+    expect(parts.join("\n")).toBe(answer);
   });
 
   it("gives every message of an answer with many tables at most one table block", () => {
