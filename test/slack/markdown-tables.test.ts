@@ -66,6 +66,10 @@ describe("findTables", () => {
     expect(findTables("| a | b |\n| 1 | 2 |")).toEqual([]);
   });
 
+  it("takes no table in a quote", () => {
+    expect(findTables("> | a | b |\n> |---|---|\n> | 1 | 2 |")).toEqual([]);
+  });
+
   it("takes no indented code for a table", () => {
     expect(findTables("    | a | b |\n    |---|---|")).toEqual([]);
     expect(findTables("   | a | b |\n   |---|---|")).toHaveLength(1);
