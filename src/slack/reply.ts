@@ -14,6 +14,7 @@ import type { PostGate } from "./post-gate.js";
 import { postOnce } from "./post-once.js";
 import { buildReply, type ReplyPayload } from "./reply-blocks.js";
 import type { MarkedMessageQuery } from "./reply-lookup.js";
+import { refusedTable } from "./table-block.js";
 
 /** The Web API calls a reply needs; the Bolt app's WebClient provides them. */
 export interface ReplyClient {
@@ -165,26 +166,34 @@ class PacedEditReply implements ReplyRenderer {
         : splitInterim(view.body);
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
-      const payload = isLast
-        ? this.payload(view, bodies[i] ?? "", i, final)
-        : buildReply({
-            body: bodies[i] ?? "",
-            phase: { kind: "continued" },
-            turnId: this.target.turnId,
-            part: { index: i },
-            tables: final,
-          });
+      const partPayload = (tables: boolean) =>
+        isLast
+          ? this.payload(view, bodies[i] ?? "", i, tables)
+          : buildReply({
+              body: bodies[i] ?? "",
+              phase: { kind: "continued" },
+              turnId: this.target.turnId,
+              part: { index: i },
+              tables,
+            });
+      let payload = partPayload(final);
+      const asText = () => partPayload(false);
       // A part found already in Slack shows what it was posted with: it is edited below.
-      if (this.parts[i] === undefined) await this.post(i, payload);
+      if (this.parts[i] === undefined) {
+        payload = await this.orAsText(payload, asText, async (p) => {
+          await this.post(i, p);
+          return p;
+        });
+      }
       const ts = this.parts[i] as string;
       const key = JSON.stringify(payload);
       if (this.sent.get(i) === key) continue;
       this.sent.set(i, key);
       const settled = final || !isLast;
-      const edit = this.options.pacer.edit(
-        { team: this.target.team, channel: this.target.channel, ts },
-        payload,
-        { final: settled, tidy: this.shown !== undefined },
+      const at = { team: this.target.team, channel: this.target.channel, ts };
+      const tidy = this.shown !== undefined;
+      const edit = this.orAsText(payload, asText, (p) =>
+        this.options.pacer.edit(at, p, { final: settled, tidy }),
       );
       if (settled) this.finalEdits.push(edit);
       else edit.catch((error: unknown) => this.options.onError?.(error, "interim edit"));
@@ -199,6 +208,25 @@ class PacedEditReply implements ReplyRenderer {
           .deleteMessage({ channel: this.target.channel, ts })
           .catch((error: unknown) => this.options.onError?.(error, "delete extra part"));
       }
+    }
+  }
+
+  /**
+   * Sends `payload`; should Slack refuse its table block (`invalid_blocks`: Slack reads the
+   * block more narrowly than its reference), sends the same part with its table as text, so
+   * that the answer still ends whole.
+   */
+  private async orAsText<T>(
+    payload: ReplyPayload,
+    asText: () => ReplyPayload,
+    send: (payload: ReplyPayload) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await send(payload);
+    } catch (error) {
+      if (!refusedTable(error, payload)) throw error;
+      this.options.onError?.(error, "a table block Slack refused, shown as text");
+      return send(asText());
     }
   }
 

@@ -1,5 +1,6 @@
 import type { types as Slack } from "@slack/bolt";
 import { firstContent } from "./answer-layout.js";
+import { classifyCallFailure } from "./call-failure.js";
 import { findTables, type MarkdownTable } from "./markdown-tables.js";
 
 /**
@@ -54,4 +55,14 @@ export function tableBlock(table: MarkdownTable): Slack.TableBlock {
     block.column_settings = table.align.map((align) => ({ align: align ?? "left" }));
   }
   return block;
+}
+
+/**
+ * Whether Slack refused a message because of its table block: the payload holds one and Slack
+ * said `invalid_blocks`. The caller sends the part again with its table as text.
+ */
+export function refusedTable(error: unknown, payload: { blocks: readonly { type: string }[] }) {
+  if (!payload.blocks.some((block) => block.type === "table")) return false;
+  const failure = classifyCallFailure(error);
+  return failure.kind === "permanent" && failure.reason === "invalid_blocks";
 }
