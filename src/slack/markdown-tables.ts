@@ -76,6 +76,7 @@ export function splitRow(line: string): string[] {
   const cells: string[] = [];
   let cell = "";
   const trimmed = line.trim();
+  const unclosed = new Map<number, number>();
   let i = trimmed.charCodeAt(0) === PIPE ? 1 : 0;
   for (; i < trimmed.length; ) {
     const c = trimmed.charCodeAt(i);
@@ -84,7 +85,10 @@ export function splitRow(line: string): string[] {
       i += 2;
     } else if (c === BACKTICK) {
       const ticks = ticksAt(trimmed, i);
-      const close = codeSpanEnd(trimmed, i, ticks);
+      // A run with no closer after `i` has none after any later place: each length is looked
+      // for to the line's end at most once, so that a line of stray backticks stays linear.
+      const close = i >= (unclosed.get(ticks) ?? Infinity) ? -1 : codeSpanEnd(trimmed, i, ticks);
+      if (close === -1 && !unclosed.has(ticks)) unclosed.set(ticks, i);
       const to = close === -1 ? i + ticks : close;
       cell += trimmed.slice(i, to).replace(/\\\|/g, "|");
       i = to;
@@ -106,6 +110,7 @@ export function splitRow(line: string): string[] {
 
 /** The alignments of a delimiter row, or undefined when `line` is not one. */
 function delimiterRow(line: string): (ColumnAlign | undefined)[] | undefined {
+  if (!/^[\s|:-]+$/.test(line)) return undefined;
   const cells = splitRow(line);
   if (cells.length === 0 || !cells.every((cell) => DELIMITER_CELL.test(cell))) return undefined;
   return cells.map((cell) => {
@@ -128,10 +133,20 @@ function lines(text: string): [number, number][] {
   }
 }
 
-/** Rows padded to the widest, so that every cell of every row has a column. */
-function squared(rows: string[][], align: (ColumnAlign | undefined)[]): MarkdownTable["rows"] {
+/** A table of these rows: every row, and the alignments, padded to the widest row. */
+function squared(
+  start: number,
+  end: number,
+  align: (ColumnAlign | undefined)[],
+  rows: string[][],
+): MarkdownTable {
   const width = Math.max(align.length, ...rows.map((row) => row.length));
-  return rows.map((row) => [...row, ...Array<string>(width - row.length).fill("")]);
+  return {
+    start,
+    end,
+    align: [...align, ...Array<undefined>(width - align.length).fill(undefined)],
+    rows: rows.map((row) => [...row, ...Array<string>(width - row.length).fill("")]),
+  };
 }
 
 /** The tables of `markdown`, in order, outside fenced code. */
@@ -160,13 +175,7 @@ export function findTables(markdown: string): MarkdownTable[] {
       rows.push(splitRow(row));
       last = j;
     }
-    const width = Math.max(align.length, ...rows.map((row) => row.length));
-    tables.push({
-      start,
-      end: (all[last] as [number, number])[1],
-      align: [...align, ...Array<undefined>(width - align.length).fill(undefined)],
-      rows: squared(rows, align),
-    });
+    tables.push(squared(start, (all[last] as [number, number])[1], align, rows));
     i = last;
   }
   return tables;
