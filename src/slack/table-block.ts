@@ -2,6 +2,7 @@ import type { types as Slack } from "@slack/bolt";
 import { firstContent } from "./answer-layout.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { findTables, type MarkdownTable } from "./markdown-tables.js";
+import { richCell } from "./table-cell.js";
 
 /**
  * A Markdown table as Slack's `table` block, within the block's limits. Slack's Block Kit
@@ -33,23 +34,13 @@ export function closingTable(body: string): MarkdownTable | undefined {
 }
 
 /**
- * One cell as rich text: one plain text run, as written (inline Markdown is shown as typed).
- * Rich text rather than raw_text: raw_text cells were reported to fail at Slack (SlackNet#246).
+ * The block of a table that fits (fitsTableBlock): the header row first, alignment kept, rich
+ * text cells (table-cell.ts; raw_text cells were reported to fail at Slack: SlackNet#246).
  */
-function cell(text: string): Slack.RichTextBlock {
-  return {
-    type: "rich_text",
-    elements: [
-      { type: "rich_text_section", elements: text === "" ? [] : [{ type: "text", text }] },
-    ],
-  };
-}
-
-/** The block of a table that fits (fitsTableBlock): the header row first, alignment kept. */
 export function tableBlock(table: MarkdownTable): Slack.TableBlock {
   const block: Slack.TableBlock = {
     type: "table",
-    rows: table.rows.map((row) => row.map(cell)),
+    rows: table.rows.map((row) => row.map(richCell)),
   };
   if (table.align.some((align) => align !== undefined)) {
     block.column_settings = table.align.map((align) => ({ align: align ?? "left" }));

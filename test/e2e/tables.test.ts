@@ -13,7 +13,7 @@ afterEach(async () => {
 const PLANS = [
   "| Plan | Price | Seats |",
   "| :--- | ----: | :---: |",
-  "| Basic | 10 | 1 |",
+  "| `Basic` | 10 | **1** |",
   "| Team \\| Pro | 50 | 10 |",
 ].join("\n");
 
@@ -36,10 +36,14 @@ const ANSWER = [
   "That is all.",
 ].join("\n");
 
-/** The words of a text, a table's pipes and delimiter rows aside, `\|` read as a pipe's cell. */
+/**
+ * The words of a text, a table's pipes and delimiter rows aside, `\|` read as a pipe's cell,
+ * and the inline Markdown a cell shows as style (code, bold) as its text.
+ */
 function words(text: string): string[] {
   return text
     .replace(/\\\|/g, " ")
+    .replace(/[`*]/g, "")
     .split(/[\s|]+/)
     .filter((word) => word !== "" && !/^:?-+:?$/.test(word));
 }
@@ -78,6 +82,10 @@ function expectFinalLayout(slack: FakeSlack, threadTs: string): void {
   const [table] = tablesIn(replies[0]?.blocks);
   expect(slack.visibleText({ text: "", blocks: [table as Block] })).toBe(
     "Plan | Price | Seats\nBasic | 10 | 1\nTeam | Pro | 50 | 10",
+  );
+  // Inline Markdown in a cell shows as rich text styles.
+  expect(JSON.stringify(table?.rows)).toContain(
+    '{"type":"text","text":"Basic","style":{"code":true}}',
   );
   expect(table?.column_settings).toEqual([
     { align: "left" },
