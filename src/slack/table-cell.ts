@@ -18,7 +18,8 @@ const EMPHASIS: readonly [string, keyof Style][] = [
   ["*", "italic"],
   ["_", "italic"],
 ];
-const LINK = /^\[([^\]\n]+)\]\(([^()\s]+)\)/;
+/** `[label](url)`, for the web and mail only: Slack refuses a link block to anything else. */
+const LINK = /^\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^()\s]+)\)/;
 
 function text(value: string, style: Style): Slack.RichTextText {
   return Object.keys(style).length > 0

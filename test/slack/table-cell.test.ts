@@ -57,5 +57,6 @@ describe("richCell", () => {
     expect(runs("**open")).toEqual([["**open", ""]]);
     expect(runs("a ` b")).toEqual([["a ` b", ""]]);
     expect(runs("[not a link] (x)")).toEqual([["[not a link] (x)", ""]]);
+    expect(runs("[run](javascript:x)")).toEqual([["[run](javascript:x)", ""]]);
   });
 });
