@@ -8,8 +8,9 @@ import { closingTable, tableBlock } from "./table-block.js";
 
 /**
  * Builds the payload of one reply message: the answer's Markdown in a `markdown` block (in the
- * final layout, a table that ends it in a `table` block under it), a small status line, while the run goes on a Stop button, and under a completed answer the
- * feedback buttons. No Slack calls here.
+ * final layout, a table that ends it in a `table` block under it), a small status line, while
+ * the run goes on a Stop button, and under a completed answer the feedback buttons. No Slack
+ * calls here.
  */
 
 /** What a reply shows besides its text; `continued` is a finished earlier part of a long answer. */

@@ -166,18 +166,8 @@ class PacedEditReply implements ReplyRenderer {
         : splitInterim(view.body);
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
-      const partPayload = (tables: boolean) =>
-        isLast
-          ? this.payload(view, bodies[i] ?? "", i, tables)
-          : buildReply({
-              body: bodies[i] ?? "",
-              phase: { kind: "continued" },
-              turnId: this.target.turnId,
-              part: { index: i },
-              tables,
-            });
-      let payload = partPayload(final);
-      const asText = () => partPayload(false);
+      let payload = this.partPayload(view, bodies, i, final);
+      const asText = () => this.partPayload(view, bodies, i, false);
       // A part found already in Slack shows what it was posted with: it is edited below.
       if (this.parts[i] === undefined) {
         payload = await this.orAsText(payload, asText, async (p) => {
@@ -228,6 +218,18 @@ class PacedEditReply implements ReplyRenderer {
       this.options.onError?.(error, "a table block Slack refused, shown as text");
       return send(asText());
     }
+  }
+
+  /** Part `i` of `bodies`: a finished earlier part, or the last with the view's status. */
+  private partPayload(view: ReplyView, bodies: string[], i: number, tables: boolean) {
+    if (i === bodies.length - 1) return this.payload(view, bodies[i] ?? "", i, tables);
+    return buildReply({
+      body: bodies[i] ?? "",
+      phase: { kind: "continued" },
+      turnId: this.target.turnId,
+      part: { index: i },
+      tables,
+    });
   }
 
   /** The last part's payload: the status line (and Stop button) go with it. */
