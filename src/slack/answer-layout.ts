@@ -26,24 +26,37 @@ function isHeading(text: string, start: number, end: number): boolean {
   return level >= 1 && level <= 6 && (i === end || isWhitespace(text.charCodeAt(i)));
 }
 
-export function layOut(text: string): Layout {
+/** A stretch of the text, `[start, end)`, that a part should hold whole where it can. */
+export interface Whole {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Reads `text` once. A newline inside one of `wholes` (sorted, apart: the tables a table block
+ * shows, in the final split) is a cut but not a good one, as is a newline right after a heading.
+ */
+export function layOut(text: string, wholes: readonly Whole[] = []): Layout {
   const newlines: number[] = [];
   const cuts: number[] = [];
   const goodCuts: number[] = [];
   const blankCuts: number[] = [];
   let open: OpenFence | undefined;
   let afterHeading = false;
+  let whole = 0;
   for (let start = 0; ; ) {
     const nl = text.indexOf("\n", start);
     if (nl === -1) break;
     const wasOpen = open !== undefined;
     open = fenceAfterLine(text, start, nl, open);
     newlines.push(nl);
+    while (whole < wholes.length && (wholes[whole] as Whole).end <= nl) whole++;
+    const inWhole = whole < wholes.length && (wholes[whole] as Whole).start <= nl;
     if (!open) {
       cuts.push(nl);
       const blank = isBlank(text, start, nl);
       if (!blank) afterHeading = !wasOpen && isHeading(text, start, nl);
-      if (!afterHeading) {
+      if (!afterHeading && !inWhole) {
         goodCuts.push(nl);
         if (blank) blankCuts.push(nl);
       }

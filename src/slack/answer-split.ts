@@ -1,5 +1,7 @@
-import { firstAbove, firstContent, lastAtMost, layOut } from "./answer-layout.js";
+import { firstAbove, firstContent, lastAtMost, layOut, type Whole } from "./answer-layout.js";
+import { findTables } from "./markdown-tables.js";
 import { renderInterim } from "./render.js";
+import { fitsTableBlock } from "./table-block.js";
 
 /**
  * Turns the assistant's Markdown into the parts that Slack messages show. Pure functions:
@@ -70,9 +72,13 @@ function resolveLimits({
  * Parts always have content (not only whitespace) before a cut, except in the hard cases.
  * A cut at a newline drops it; a cut inside a line drops nothing.
  */
-function cutParts(text: string, limits: Limits): { parts: string[]; newlineCut: boolean[] } {
+function cutParts(
+  text: string,
+  limits: Limits,
+  wholes: readonly Whole[] = [],
+): { parts: string[]; newlineCut: boolean[] } {
   const n = text.length;
-  const { newlines, cuts, goodCuts, blankCuts, escExtra } = layOut(text);
+  const { newlines, cuts, goodCuts, blankCuts, escExtra } = layOut(text, wholes);
   const escapedSize = (from: number, to: number) =>
     to - from + (escExtra[to] as number) - (escExtra[from] as number);
   const fits = (from: number, to: number, limit: number) =>
@@ -184,4 +190,33 @@ export function splitInterim(markdownSoFar: string, options: SplitOptions = {}):
   const last = parts.length - 1;
   parts[last] = renderInterim(parts[last] as string);
   return parts;
+}
+
+/**
+ * The final layout's parts: splitAnswer's, each cut again right after every table that a table
+ * block can show (table-block.ts), so that such a table ends its message (Slack shows one table
+ * a message, at its bottom) and the text after it goes on in the next; the size cuts keep such
+ * a table whole where it fits a part (rule 2 of cutParts, as for a heading). The cut drops the
+ * newline after the table, so `splitFinal(md).join("\n") === md` as for splitAnswer. A table
+ * that stays text cuts nothing. Only the complete answer is laid out so: while it is written,
+ * tables are text (splitInterim).
+ */
+export function splitFinal(markdown: string, options: SplitOptions = {}): string[] {
+  // Such a table is held whole where a part can hold it: a cut inside it is no good cut.
+  const tables = findTables(markdown).filter(fitsTableBlock);
+  return cutParts(markdown, resolveLimits(options), tables).parts.flatMap(cutAfterTables);
+}
+
+function cutAfterTables(part: string): string[] {
+  const pieces: string[] = [];
+  let from = 0;
+  for (const table of findTables(part)) {
+    if (!fitsTableBlock(table)) continue;
+    // A table with only whitespace after it closes the part already.
+    if (firstContent(part, table.end) === part.length) break;
+    pieces.push(part.slice(from, table.end));
+    from = table.end + 1;
+  }
+  pieces.push(part.slice(from));
+  return pieces;
 }

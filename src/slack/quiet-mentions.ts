@@ -79,7 +79,7 @@ function quietElement(element: Record<string, unknown>): Record<string, unknown>
   return undefined;
 }
 
-/** Every string in a block quieted; `markdown` blocks (the assistant's) of people too. */
+/** Every string in a block quieted; `markdown` and `table` blocks (the assistant's) of people too. */
 function quietBlockValue(value: unknown, markdown: boolean): unknown {
   if (typeof value === "string")
     return markdown ? quietMarkdown(value) : quietSpecialMentions(value);
@@ -88,7 +88,8 @@ function quietBlockValue(value: unknown, markdown: boolean): unknown {
   const record = value as Record<string, unknown>;
   const replaced = quietElement(record);
   if (replaced) return replaced;
-  const inMarkdown = markdown || record.type === "markdown";
+  // A table block's cells are the assistant's words too (reply-blocks.ts).
+  const inMarkdown = markdown || record.type === "markdown" || record.type === "table";
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(record)) out[key] = quietBlockValue(field, inMarkdown);
   return out;

@@ -4,11 +4,13 @@ import { feedbackFor } from "./feedback-block.js";
 import { type MessageMark, replyMark } from "./message-mark.js";
 import { toPlainFallback } from "./mrkdwn.js";
 import { quietMarkdown } from "./quiet-mentions.js";
+import { closingTable, tableBlock } from "./table-block.js";
 
 /**
- * Builds the payload of one reply message: the answer's Markdown in a `markdown` block, a
- * small status line, while the run goes on a Stop button, and under a completed answer the
- * feedback buttons. No Slack calls here.
+ * Builds the payload of one reply message: the answer's Markdown in a `markdown` block (in the
+ * final layout, a table that ends it in a `table` block under it), a small status line, while
+ * the run goes on a Stop button, and under a completed answer the feedback buttons. No Slack
+ * calls here.
  */
 
 /** What a reply shows besides its text; `continued` is a finished earlier part of a long answer. */
@@ -40,6 +42,12 @@ export interface ReplyInput {
    * many there are when known.
    */
   part?: { index: number; total?: number };
+  /**
+   * The final layout: a Markdown table that ends the body (and fits Slack's limits) is shown as
+   * a `table` block (table-block.ts); default false, every table is text, as while an answer
+   * is being written.
+   */
+  tables?: boolean;
 }
 
 /** The Stop button's `action_id`; the interactivity listener matches on it. */
@@ -210,12 +218,23 @@ export function buildReply(input: ReplyInput): ReplyPayload {
   const { body, turnId, part } = input;
   const hasBody = body.trim() !== "";
   const { status, blocks } = footer(input, hasBody);
-  if (hasBody) blocks.unshift({ type: "markdown", text: fitMarkdown(body) });
+  if (hasBody) blocks.unshift(...answerBlocks(body, input.tables === true));
   return {
     text: fallbackText(body, hasBody, status),
     blocks,
     metadata: replyMark(turnId, part?.index ?? 0),
   };
+}
+
+/** The body as blocks: its Markdown, then (in the final layout) the table that closes it. */
+function answerBlocks(body: string, tables: boolean): Slack.KnownBlock[] {
+  const table = tables ? closingTable(body) : undefined;
+  if (!table) return [{ type: "markdown", text: fitMarkdown(body) }];
+  const before = body.slice(0, table.start).trimEnd();
+  const blocks: Slack.KnownBlock[] = [];
+  if (before.trim() !== "") blocks.push({ type: "markdown", text: fitMarkdown(before) });
+  blocks.push(tableBlock(table));
+  return blocks;
 }
 
 /**

@@ -6,7 +6,7 @@ import type {
   ReplyView,
 } from "../bridge/ports.js";
 import type { Clock } from "../time.js";
-import { splitAnswer, splitInterim } from "./answer-split.js";
+import { splitFinal, splitInterim } from "./answer-split.js";
 import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
 import type { Pacer } from "./pacer.js";
@@ -14,6 +14,7 @@ import type { PostGate } from "./post-gate.js";
 import { postOnce } from "./post-once.js";
 import { buildReply, type ReplyPayload } from "./reply-blocks.js";
 import type { MarkedMessageQuery } from "./reply-lookup.js";
+import { refusedTable } from "./table-block.js";
 
 /** The Web API calls a reply needs; the Bolt app's WebClient provides them. */
 export interface ReplyClient {
@@ -156,32 +157,33 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   private async sync(view: ReplyView, final: boolean): Promise<void> {
+    // The final layout shows tables as table blocks, each ending its message (splitFinal);
+    // while the answer is written they are text.
     const bodies = final
-      ? (this.shown ?? splitAnswer(view.body))
+      ? (this.shown ?? splitFinal(view.body))
       : view.body === ""
         ? [""]
         : splitInterim(view.body);
     for (let i = 0; i < bodies.length; i++) {
       const isLast = i === bodies.length - 1;
-      const payload = isLast
-        ? this.payload(view, bodies[i] ?? "", i)
-        : buildReply({
-            body: bodies[i] ?? "",
-            phase: { kind: "continued" },
-            turnId: this.target.turnId,
-            part: { index: i },
-          });
+      let payload = this.partPayload(view, bodies, i, final);
+      const asText = () => this.partPayload(view, bodies, i, false);
       // A part found already in Slack shows what it was posted with: it is edited below.
-      if (this.parts[i] === undefined) await this.post(i, payload);
+      if (this.parts[i] === undefined) {
+        payload = await this.orAsText(payload, asText, async (p) => {
+          await this.post(i, p);
+          return p;
+        });
+      }
       const ts = this.parts[i] as string;
       const key = JSON.stringify(payload);
       if (this.sent.get(i) === key) continue;
       this.sent.set(i, key);
       const settled = final || !isLast;
-      const edit = this.options.pacer.edit(
-        { team: this.target.team, channel: this.target.channel, ts },
-        payload,
-        { final: settled, tidy: this.shown !== undefined },
+      const at = { team: this.target.team, channel: this.target.channel, ts };
+      const tidy = this.shown !== undefined;
+      const edit = this.orAsText(payload, asText, (p) =>
+        this.options.pacer.edit(at, p, { final: settled, tidy }),
       );
       if (settled) this.finalEdits.push(edit);
       else edit.catch((error: unknown) => this.options.onError?.(error, "interim edit"));
@@ -199,9 +201,41 @@ class PacedEditReply implements ReplyRenderer {
     }
   }
 
-  /** The last part's payload: the status line (and Stop button) go with it. */
-  private payload(view: ReplyView, body: string, index: number): ReplyPayload {
+  /**
+   * Sends `payload`; should Slack refuse its table block (`invalid_blocks`: Slack reads the
+   * block more narrowly than its reference), sends the same part with its table as text, so
+   * that the answer still ends whole.
+   */
+  private async orAsText<T>(
+    payload: ReplyPayload,
+    asText: () => ReplyPayload,
+    send: (payload: ReplyPayload) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await send(payload);
+    } catch (error) {
+      if (!refusedTable(error, payload)) throw error;
+      this.options.onError?.(error, "a table block Slack refused, shown as text");
+      return send(asText());
+    }
+  }
+
+  /** Part `i` of `bodies`: a finished earlier part, or the last with the view's status. */
+  private partPayload(view: ReplyView, bodies: string[], i: number, tables: boolean) {
+    if (i === bodies.length - 1) return this.payload(view, bodies[i] ?? "", i, tables);
     return buildReply({
+      body: bodies[i] ?? "",
+      phase: { kind: "continued" },
+      turnId: this.target.turnId,
+      part: { index: i },
+      tables,
+    });
+  }
+
+  /** The last part's payload: the status line (and Stop button) go with it. */
+  private payload(view: ReplyView, body: string, index: number, tables = false): ReplyPayload {
+    return buildReply({
+      tables,
       body,
       phase: view.phase,
       turnId: this.target.turnId,

@@ -1,5 +1,6 @@
 import type { ReplyRecorder, ReplyRenderer, ReplyTarget, ReplyView } from "../bridge/ports.js";
 import type { Clock } from "../time.js";
+import { splitFinal } from "./answer-split.js";
 import { classifyCallFailure } from "./call-failure.js";
 import { FirstWords } from "./first-words.js";
 import { replyMark } from "./message-mark.js";
@@ -16,6 +17,7 @@ import {
   type StreamPart,
 } from "./stream-layout.js";
 import { Diverged, type Plan, type PlannedPart, planStream } from "./stream-plan.js";
+import { closingTable } from "./table-block.js";
 import type { SlackWebApi } from "./web-api.js";
 
 /** Where to look for a stream whose start Slack may have taken without the bot learning its ts. */
@@ -208,6 +210,10 @@ export class StreamReply implements ReplyRenderer {
     if (view.body.trim() === "") return false;
     // A long answer's messages are laid out again by the final edits (answer-split.ts).
     if (this.userStopped || this.rollTo || stream.index > 0) return false;
+    // So is one with a table that Slack shows as a table block: a stream shows Markdown only,
+    // its pipes included, and the edit that makes it a table changes what a person reads, so it
+    // is a final edit (ranked first), not the tidy one (ranked last).
+    if (splitFinal(view.body).some((part) => closingTable(part) !== undefined)) return false;
     let plan: Plan | undefined;
     try {
       plan = planStream({

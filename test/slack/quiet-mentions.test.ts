@@ -43,6 +43,18 @@ describe("quietMarkdown", () => {
 });
 
 describe("quietMessage", () => {
+  it("quiets a table block's cells as the assistant's words, people included", () => {
+    const cell = (text: string) => ({
+      type: "rich_text",
+      elements: [{ type: "rich_text_section", elements: [{ type: "text", text }] }],
+    });
+    const table = { type: "table", rows: [[cell("<@U1|ada> and <!here>"), cell("plain")]] };
+    const quiet = quietMessage({ text: "t", blocks: [table] });
+    expect(quiet.blocks).toEqual([
+      { type: "table", rows: [[cell("@ada and @here"), cell("plain")]] },
+    ]);
+  });
+
   it("quiets every text Slack renders, and only those", () => {
     const loud = "<!channel> see <@U1>";
     const message = quietMessage({

@@ -17,6 +17,13 @@ const serverError = () =>
     statusCode: 500,
   });
 
+/** Slack's answer `ok: false`, as the WebClient reports it. */
+const slackError = (error: string) =>
+  Object.assign(new Error(`An API error occurred: ${error}`), {
+    code: "slack_webapi_platform_error",
+    data: { ok: false, error },
+  });
+
 const schedulers: CallScheduler[] = [];
 afterEach(() => {
   for (const s of schedulers.splice(0)) s.close();
@@ -35,6 +42,8 @@ function setup(
     /** This post (1-based) is taken by Slack, and its answer never comes: a crash. */
     crashAt?: number;
     firstWordsWaitMs?: number;
+    /** Slack refuses every message holding a table block with `invalid_blocks`. */
+    refuseTables?: boolean;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -47,8 +56,16 @@ function setup(
   const log: string[] = [];
   let posted = thread.length;
   let updateFailures = options.failUpdates ?? 0;
+  /** Each post and update as "method ts block,types", refused ones included. */
+  const layouts: string[] = [];
+  const refuse = (method: string, ts: string, payload: ReplyPayload) => {
+    const types = payload.blocks.map((b) => b.type);
+    layouts.push(`${method} ${ts} ${types.join(",")}`);
+    if (options.refuseTables && types.includes("table")) throw slackError("invalid_blocks");
+  };
   const client: ReplyClient = {
     postMessage: async (args) => {
+      refuse("post", `9.${posted + 1}`, args);
       const ts = `9.${++posted}`;
       calls.push({ method: "post", ts, text: args.text });
       thread.push({ ts, mark: args.metadata });
@@ -63,6 +80,7 @@ function setup(
   };
   const pacer = new Pacer<ReplyPayload>(
     async (target, payload) => {
+      refuse("update", target.ts, payload);
       calls.push({ method: "update", ts: target.ts, text: payload.text });
       if (updateFailures-- > 0)
         throw Object.assign(new Error("boom"), { code: "slack_webapi_request_error" });
@@ -106,7 +124,7 @@ function setup(
     while (!done) await clock.advance(1_000);
     return watched;
   };
-  return { clock, calls, errors, recorded, render, log, thread, settle };
+  return { clock, calls, errors, recorded, render, log, thread, settle, layouts };
 }
 
 /** An answer that takes three messages. */
@@ -336,5 +354,61 @@ describe("PacedEdits", () => {
       { method: "update", ts: "9.1", text: "Hello" },
       { method: "update", ts: "9.1", text: "Hello there." },
     ]);
+  });
+
+  describe("tables", () => {
+    const TABLE = "| a | b |\n|---|--:|\n| 1 | 2 |";
+
+    it("shows a table as a table block in the final edit only, ending its message", async () => {
+      const s = setup();
+      const reply = s.render();
+      await reply.open(view("", { kind: "starting" }));
+      reply.show(view(`Prices:\n\n${TABLE}`));
+      await s.clock.advance(1_000);
+      await s.settle(
+        reply.finish(view(`Prices:\n\n${TABLE}\n\nThat is all.`, { kind: "completed" })),
+      );
+      expect(s.layouts).toEqual([
+        "post 9.1 context,actions",
+        "update 9.1 markdown,context,actions",
+        "update 9.1 markdown,table",
+        "post 9.2 markdown,context_actions",
+      ]);
+      expect(s.errors).toEqual([]);
+    });
+
+    it("sends a final edit Slack refuses for its table again with the table as text", async () => {
+      const s = setup({ refuseTables: true });
+      const reply = s.render();
+      await reply.open(view("", { kind: "starting" }));
+      await s.settle(reply.finish(view(`Prices:\n\n${TABLE}`, { kind: "completed" })));
+      expect(s.layouts).toEqual([
+        "post 9.1 context,actions",
+        "update 9.1 markdown,table,context_actions",
+        "update 9.1 markdown,context_actions",
+      ]);
+      expect(s.errors).toEqual(["a table block Slack refused, shown as text"]);
+    });
+
+    it("posts a part Slack refuses for its table again with the table as text", async () => {
+      const s = setup({ refuseTables: true });
+      const reply = s.render();
+      await reply.open(view("", { kind: "starting" }));
+      await s.settle(
+        reply.finish(view(`Intro\n\n${TABLE}\n\nNext\n\n${TABLE}`, { kind: "completed" })),
+      );
+      // The edit of the first message and the post of the second go side by side.
+      const of = (ts: string) => s.layouts.filter((line) => line.includes(` ${ts} `));
+      expect(of("9.1")).toEqual([
+        "post 9.1 context,actions",
+        "update 9.1 markdown,table",
+        "update 9.1 markdown",
+      ]);
+      expect(of("9.2")).toEqual([
+        "post 9.2 markdown,table,context_actions",
+        "post 9.2 markdown,context_actions",
+      ]);
+      expect(s.recorded.parts.at(-1)).toEqual(["9.1", "9.2"]);
+    });
   });
 });

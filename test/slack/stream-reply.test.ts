@@ -371,6 +371,19 @@ describe("NativeStream", () => {
     ]);
   });
 
+  it("ends a completed answer holding a table a table block shows with a quiet stop and the final edit that lays it out", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view(""));
+    reply.show(view("Prices: "));
+    await s.clock.advance(100);
+    const body = "Prices:\n\n| a | b |\n|---|--:|\n| 1 | 2 |";
+    await s.settle(reply.finish(done(body)));
+    // The stream showed the words as Markdown; its stop carries none of the rest, no blocks.
+    expect(s.timed().slice(-2)).toEqual(["100 stop 9.1 part 0", `100 update 9.1 ${body}`]);
+    expect(s.updated).toEqual(["9.1 markdown,table,context,context_actions"]);
+  });
+
   it("when the stop carrying the rest fails, stops quietly and ends with the final edit", async () => {
     const s = setup({ fail: { stop: { 1: () => slackError("invalid_blocks") } } });
     const reply = s.render();

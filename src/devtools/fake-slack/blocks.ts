@@ -3,6 +3,7 @@
  * and `chat.update` fail, and the text a person actually sees in a message.
  */
 import { contextActionsError } from "./context-actions.js";
+import { tablesError } from "./table-block.js";
 
 export interface Block {
   type: string;
@@ -60,6 +61,8 @@ export function contentError(content: MessageContent): string | undefined {
   if (content.text.length > MAX_TEXT_CHARS) return "msg_too_long";
   const blocks = content.blocks ?? [];
   if (blocks.length > MAX_BLOCKS) return "invalid_blocks";
+  const tables = tablesError(blocks);
+  if (tables !== undefined) return tables;
   let markdownChars = 0;
   for (const block of blocks) {
     const misplaced = contextActionsError(block);
@@ -109,8 +112,25 @@ function richContainer(container: unknown): string {
   return container.elements.map(richInline).join("");
 }
 
+/** A table cell as a person reads it: raw text as written, rich text as its runs. */
+function cellText(cell: unknown): string {
+  if (!isRecord(cell)) return "";
+  if (cell.type === "raw_text") return stringAt(cell, "text") ?? "";
+  return Array.isArray(cell.elements) ? cell.elements.map(richContainer).join("\n") : "";
+}
+
+/** A table as lines, one a row, its cells between " | " (how a reader of a transcript tells them apart). */
+function tableText(block: Block): string {
+  if (!Array.isArray(block.rows)) return "";
+  return block.rows
+    .map((row) => (Array.isArray(row) ? row.map(cellText).join(" | ") : ""))
+    .join("\n");
+}
+
 function blockText(block: Block): string[] {
   switch (block.type) {
+    case "table":
+      return [tableText(block)];
     case "markdown":
       return [stringAt(block, "text") ?? ""];
     case "section": {

@@ -10,6 +10,7 @@
  */
 import { type Block, MAX_BLOCKS, MAX_MARKDOWN_CHARS, parseBlocks } from "./blocks.js";
 import type { MessageStore, StoredMessage, StreamItem, StreamState } from "./messages.js";
+import { tablesError } from "./table-block.js";
 
 /** A stream ends by itself this long after its last append (reported), ms. */
 export const STREAM_EXPIRY_MS = 5 * 60_000;
@@ -73,6 +74,7 @@ function readChunk(chunk: unknown): StreamItem | undefined {
     case "blocks": {
       const blocks = parseBlocks(chunk.blocks);
       if (!Array.isArray(blocks) || blocks.length > MAX_BLOCKS) return undefined;
+      if (tablesError(blocks) !== undefined) return undefined;
       return { kind: "blocks", blocks };
     }
     default:
@@ -250,6 +252,7 @@ export function stopStream(
   const end = parseBlocks(args.blocks);
   if (end !== undefined && !Array.isArray(end)) return fail(end.error);
   if (end !== undefined && end.length > MAX_BLOCKS) return fail("invalid_blocks");
+  if (end !== undefined && tablesError(end) !== undefined) return fail("invalid_blocks");
   const { message, stream } = found;
   const answer = grow(message, stream, pieces);
   if (!answer.ok) return answer;

@@ -89,6 +89,16 @@ describe("the fake's native streams", () => {
     expect(await failure(web.chat.startStream({ channel: "D1", ...bare }))).toBeUndefined();
   });
 
+  it("refuses a stop whose blocks hold two tables, and shows a table's cells once it takes one", async () => {
+    const ts = await start();
+    const table = { type: "table", rows: [[{ type: "raw_text", text: "cell" }]] };
+    const stop = (blocks: unknown[]) => raw("chat.stopStream", { channel: CHANNEL, ts, blocks });
+    expect((await stop([table, table])).error).toBe("invalid_blocks");
+    expect(fake.streamState(CHANNEL, ts)?.state).toBe("streaming");
+    expect((await stop([table])).error).toBeUndefined();
+    expect(fake.threadTranscript(CHANNEL, THREAD)[0]).toContain("cell");
+  });
+
   it("refuses appends once the stream stopped, and edits while it streams", async () => {
     const ts = await start();
     const edit = () => web.chat.update({ channel: CHANNEL, ts, text: "replaced", blocks: [] });
@@ -130,6 +140,14 @@ describe("the fake's native streams", () => {
     expect((await started([{ ...task, id: "" }])).error).toBe("invalid_chunks");
     expect((await started([{ type: "sparkles" }])).error).toBe("invalid_chunks");
     expect((await started([{ type: "blocks", blocks: "no" }])).error).toBe("invalid_chunks");
+    const table = (rows: number) => ({
+      type: "table",
+      rows: Array.from({ length: rows }, () => [{ type: "raw_text", text: "x" }]),
+    });
+    expect((await started([{ type: "blocks", blocks: [table(100)] }])).error).toBeUndefined();
+    expect((await started([{ type: "blocks", blocks: [table(101)] }])).error).toBe(
+      "invalid_chunks",
+    );
     expect((await started([])).error).toBe("no_text");
     expect((await started([], { markdown_text: "hi", blocks: [{ type: "divider" }] })).error).toBe(
       "markdown_text_conflict",
