@@ -1,7 +1,6 @@
 import { type DatabaseConfig, databaseSecrets } from "./config-database.js";
-import { type OAuthConfig, oauthConfig } from "./config-oauth.js";
+import { oauthConfig } from "./config-oauth.js";
 import { choices, type PeopleConfig } from "./config-people.js";
-import type { SuggestedPrompts } from "./config-prompts.js";
 import { ConfigError, type Env, presence, readSettings } from "./config-setting.js";
 import { SETTINGS } from "./config-settings.js";
 
@@ -16,87 +15,11 @@ export { ConfigError } from "./config-setting.js";
  * sentence naming the variable; a secret's value is never quoted.
  */
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
+/** The settings as the rest of the bot uses them, built from the variables. */
+export type Config = ReturnType<typeof loadConfig>;
+export type LogLevel = Config["logLevel"];
 
-export interface Config {
-  slack: {
-    /** The one workspace's bot token; optional with `oauth`, its workspace then one installation. */
-    botToken: string | undefined;
-    /** Set: the app may be installed in many workspaces, each answered with its own bot token. */
-    oauth: OAuthConfig | undefined;
-    /** Set → Socket Mode; unset → HTTP mode. */
-    appToken: string | undefined;
-    signingSecret: string | undefined;
-    /** Web API base URL with a trailing slash. */
-    apiUrl: string;
-    /** chat.update calls per minute per workspace the pacer may spend (Tier 3 ≈ 50). */
-    updatesPerMinute: number;
-    /** Native streaming of answers, where the budgets serve it best (else every answer is edited). */
-    streaming: {
-      enabled: boolean;
-      /** chat.startStream calls per minute per workspace, and as many chat.stopStream (Tier 2 ≈ 20). */
-      startsPerMinute: number;
-      /** chat.appendStream calls per minute per workspace (Tier 4 ≈ 100). */
-      appendsPerMinute: number;
-    };
-  };
-  /** HTTP listen port: Slack requests in HTTP mode, and the ops routes unless `ops.server` moves them. */
-  port: number;
-  ops: {
-    /**
-     * The ops routes' own server (/healthz, /readyz, /metrics). Socket Mode: always. HTTP mode:
-     * only when OPS_PORT is set; undefined means they are served on PORT by the Slack server.
-     */
-    server: { host: string; port: number } | undefined;
-    /** The bearer token /metrics requires; undefined: /metrics is open. */
-    metricsToken: string | undefined;
-  };
-  service: {
-    baseUrl: string;
-    token: string;
-    assistantId: string;
-    runStartsPerMinute: number;
-    requestsPerMinute: number;
-  };
-  /** The SQLite file, unless `database.url` is set. */
-  databasePath: string;
-  database: DatabaseConfig;
-  /**
-   * How long a finished turn's texts (the question, what was posted, notes) are kept after it
-   * finished, ms; then they are purged. Feedback presses are deleted the same time after.
-   */
-  retentionMs: number;
-  logLevel: LogLevel;
-  /** Who may use the bot (contract: Trust). */
-  trust: {
-    /**
-     * Workspace (`T…`) and Enterprise org (`E…`) ids whose people are answered; undefined: the
-     * workspace the bot is installed in, and its org (from auth.test). Set with `slack.oauth`.
-     */
-    allowedTeamIds: readonly string[] | undefined;
-    /** Whether guests (restricted and ultra-restricted accounts) are answered. */
-    allowGuests: boolean;
-  };
-  limits: {
-    /** A person's message longer than this (characters) is answered with a note instead. */
-    maxMessageChars: number;
-    /** How long a run may go without reaching an end status before the bot gives up, ms. */
-    runTimeoutMs: number;
-    /** How long the bot keeps retrying an unreachable service for one turn, ms. */
-    serviceOutageMs: number;
-    /** Most unfinished turns of one person in a workspace; past it a message gets a note. */
-    maxQueuedTurnsPerPerson: number;
-    /** On SIGTERM, how long answers being written may take to finish, ms. */
-    shutdownGraceMs: number;
-    /** Most characters of a thread's earlier messages passed on before a question; 0: none. */
-    threadContextChars: number;
-  };
-  people: PeopleConfig;
-  /** Slack's agent surface: the prompts offered in the app's Messages tab (none: none offered). */
-  agent: { suggestedPrompts: SuggestedPrompts };
-}
-
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env) {
   const v = readSettings(env, SETTINGS);
   const isSet = presence(env);
   if (v.IDENTITY_MODE !== "shared" && v.TOKEN_ENCRYPTION_KEY === undefined) {
@@ -113,23 +36,41 @@ export function loadConfig(env: Env = process.env): Config {
   );
   // Socket Mode with OAuth has a public server on PORT (the install pages), as HTTP mode.
   const privateOps = v.SLACK_APP_TOKEN !== undefined && oauth === undefined;
+  const people: PeopleConfig = {
+    encryptionKey: v.TOKEN_ENCRYPTION_KEY,
+    identityMode: v.IDENTITY_MODE,
+    assistants: choices(v.ASSISTANT_ID, v.ASSISTANTS),
+    linkTokenHelp: v.LINK_TOKEN_HELP,
+  };
+  const database: DatabaseConfig = { url: v.DATABASE_URL, leaseTtlMs: v.LEASE_SECONDS };
   return {
     slack: {
+      /** The one workspace's bot token; optional with `oauth`, its workspace then one installation. */
       botToken: v.SLACK_BOT_TOKEN,
+      /** Set: the app may be installed in many workspaces, each answered with its own bot token. */
       oauth,
+      /** Set → Socket Mode; unset → HTTP mode. */
       appToken: v.SLACK_APP_TOKEN,
       signingSecret: v.SLACK_SIGNING_SECRET,
+      /** Web API base URL with a trailing slash. */
       apiUrl: v.SLACK_API_URL.endsWith("/") ? v.SLACK_API_URL : `${v.SLACK_API_URL}/`,
+      /** chat.update calls per minute per workspace the pacer may spend (Tier 3 ≈ 50). */
       updatesPerMinute: v.SLACK_UPDATES_PER_MINUTE,
       streaming: {
+        /** Native streaming of answers where the budgets serve it best (else every answer is edited). */
         enabled: v.SLACK_STREAMING === "auto",
+        /** chat.startStream calls per minute per workspace, and as many chat.stopStream (Tier 2 ≈ 20). */
         startsPerMinute: v.SLACK_STREAM_STARTS_PER_MINUTE,
+        /** chat.appendStream calls per minute per workspace (Tier 4 ≈ 100). */
         appendsPerMinute: v.SLACK_STREAM_APPENDS_PER_MINUTE,
       },
     },
+    /** HTTP listen port: Slack requests in HTTP mode, and the ops routes unless `ops.server` moves them. */
     port: v.PORT,
     ops: {
+      /** The ops routes' own server (/healthz, /readyz, /metrics); undefined: on PORT's. */
       server: opsServer(privateOps, v.OPS_HOST, isSet("OPS_HOST"), v.OPS_PORT, v.PORT),
+      /** The bearer token /metrics requires; undefined: /metrics is open. */
       metricsToken: v.METRICS_TOKEN,
     },
     service: {
@@ -139,25 +80,41 @@ export function loadConfig(env: Env = process.env): Config {
       runStartsPerMinute: v.ASSISTANT_RUN_STARTS_PER_MINUTE,
       requestsPerMinute: v.ASSISTANT_REQUESTS_PER_MINUTE,
     },
+    /** The SQLite file, unless `database.url` is set. */
     databasePath: v.DATABASE_PATH,
-    database: { url: v.DATABASE_URL, leaseTtlMs: v.LEASE_SECONDS },
+    database,
+    /**
+     * How long a finished turn's texts (the question, what was posted, notes) are kept after it
+     * finished, ms; then they are purged. Feedback presses are deleted the same time after.
+     */
     retentionMs: v.RETENTION_DAYS,
     logLevel: v.LOG_LEVEL,
-    trust: { allowedTeamIds: v.ALLOWED_TEAM_IDS, allowGuests: v.ALLOW_GUESTS },
+    /** Who may use the bot (contract: Trust). */
+    trust: {
+      /**
+       * Workspace (`T…`) and Enterprise org (`E…`) ids whose people are answered; undefined: the
+       * workspace the bot is installed in, and its org (from auth.test). Set with `slack.oauth`.
+       */
+      allowedTeamIds: v.ALLOWED_TEAM_IDS,
+      /** Whether guests (restricted and ultra-restricted accounts) are answered. */
+      allowGuests: v.ALLOW_GUESTS,
+    },
     limits: {
+      /** A person's message longer than this (characters) is answered with a note instead. */
       maxMessageChars: v.MAX_MESSAGE_CHARS,
+      /** How long a run may go without reaching an end status before the bot gives up, ms. */
       runTimeoutMs: v.RUN_TIMEOUT_SECONDS,
+      /** How long the bot keeps retrying an unreachable service for one turn, ms. */
       serviceOutageMs: v.SERVICE_OUTAGE_SECONDS,
+      /** Most unfinished turns of one person in a workspace; past it a message gets a note. */
       maxQueuedTurnsPerPerson: v.MAX_QUEUED_TURNS_PER_PERSON,
+      /** On SIGTERM, how long answers being written may take to finish, ms. */
       shutdownGraceMs: v.SHUTDOWN_GRACE_SECONDS,
+      /** Most characters of a thread's earlier messages passed on before a question; 0: none. */
       threadContextChars: v.THREAD_CONTEXT_CHARS,
     },
-    people: {
-      encryptionKey: v.TOKEN_ENCRYPTION_KEY,
-      identityMode: v.IDENTITY_MODE,
-      assistants: choices(v.ASSISTANT_ID, v.ASSISTANTS),
-      linkTokenHelp: v.LINK_TOKEN_HELP,
-    },
+    people,
+    /** Slack's agent surface: the prompts offered in the app's Messages tab (none: none offered). */
     agent: { suggestedPrompts: v.SUGGESTED_PROMPTS },
   };
 }
@@ -173,7 +130,7 @@ function opsServer(
   hostSet: boolean,
   opsPort: number | undefined,
   port: number,
-): Config["ops"]["server"] {
+): { host: string; port: number } | undefined {
   if (privateOps) return { host, port: opsPort ?? port };
   if (opsPort === undefined) {
     // A setting that would be silently ignored gives a false sense of privacy.
