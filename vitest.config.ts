@@ -10,8 +10,9 @@ const PROCESS_LEVEL = [
   "test/faults/**/*.test.ts",
   "test/sandbox/cli.test.ts",
   "test/sandbox/terminal-chat.test.ts",
-  "test/simulator/cli.test.ts",
+  "test/tools/simulator/cli.test.ts",
   "test/packaging/dockerfile.test.ts",
+  "test/packaging/build.test.ts",
 ];
 
 /** What both tiers share. */

@@ -1,9 +1,9 @@
-import { RateLimits } from "../src/devtools/fake-slack/limits.js";
+import { RateLimits } from "../tools/fake-slack/limits.js";
 import { percentile } from "./stats.js";
 
 /**
  * The best any bot could do on a workload under Slack's rate limits, as the fake Slack
- * enforces them (src/devtools/fake-slack/limits.ts): each figure the bench measures is
+ * enforces them (tools/fake-slack/limits.ts): each figure the bench measures is
  * printed beside its floor. The limits are not restated here: calls are planned against a
  * fresh RateLimits, the fake's own, in steps of `stepMs` (default 10 ms). Only the methods
  * the fake limits count: one it does not know is no way for a bot to show text.

@@ -1,5 +1,5 @@
-import type { FakeSlack, MessageChange } from "../src/devtools/fake-slack/server.js";
-import type { RunningSimulator, RunTextPiece, SimulatorRun } from "../src/simulator/server.js";
+import type { FakeSlack, MessageChange } from "../tools/fake-slack/server.js";
+import type { RunningSimulator, RunTextPiece, SimulatorRun } from "../tools/simulator/server.js";
 import {
   answerPart,
   type Content,

@@ -1,5 +1,5 @@
-import type { FakeSlack, MessageChange } from "../src/devtools/fake-slack/server.js";
-import type { RunningSimulator, RunTextPiece } from "../src/simulator/server.js";
+import type { FakeSlack, MessageChange } from "../tools/fake-slack/server.js";
+import type { RunningSimulator, RunTextPiece } from "../tools/simulator/server.js";
 
 /**
  * A second, deliberately separate measurement of "first complete word", to check the bench's

@@ -6,10 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import {
-  startThrowawayPostgres,
-  type ThrowawayPostgres,
-} from "../src/devtools/throwaway-postgres.js";
+import { startThrowawayPostgres, type ThrowawayPostgres } from "../tools/throwaway-postgres.js";
 import { ArgsError, type BenchOptions, parseArgs, scenarios, USAGE } from "./args.js";
 import { compileBot } from "./compile.js";
 import { compareRows, formatComparison, formatReplicaTable } from "./replica-tables.js";

@@ -1,5 +1,5 @@
-import type { FakeSlack } from "../src/devtools/fake-slack/server.js";
-import type { RunningSimulator } from "../src/simulator/server.js";
+import type { FakeSlack } from "../tools/fake-slack/server.js";
+import type { RunningSimulator } from "../tools/simulator/server.js";
 import { type Floors, floorsFor } from "./floors.js";
 import type { Observer } from "./observer.js";
 import type { OutsideView } from "./outside-view.js";

@@ -1,4 +1,4 @@
-import { generateAnswer } from "../src/simulator/answers.js";
+import { generateAnswer } from "../tools/simulator/answers.js";
 
 /** One conversation of a scenario: who asks what, and where. */
 export interface PlannedConversation {

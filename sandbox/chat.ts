@@ -4,8 +4,8 @@
  * place. Entries settle (scroll up for good) once every answer in flight has finished.
  */
 import { createInterface } from "node:readline";
-import { tsToMicros } from "../src/devtools/fake-slack/messages.js";
-import { nextTs } from "../src/devtools/slack-requests.js";
+import { tsToMicros } from "../tools/fake-slack/messages.js";
+import { nextTs } from "../tools/slack-requests.js";
 import { layout } from "./layout.js";
 import { type ReplicaView, SANDBOX_LEASE_SECONDS } from "./replica-bots.js";
 import { type ChatScreen, PlainScreen, type TerminalOutput, TerminalScreen } from "./screen.js";

@@ -6,12 +6,10 @@
  * of the session's own (on --database-url, DATABASE_URL, or a throwaway server).
  * Leaving (/quit, Ctrl-D, SIGINT, SIGTERM, SIGHUP) stops everything it started.
  */
-import {
-  startThrowawayPostgres,
-  type ThrowawayPostgres,
-} from "../src/devtools/throwaway-postgres.js";
-import { watchLaunchers } from "../src/simulator/launcher-watch.js";
-import type { ScriptedAnswer } from "../src/simulator/server.js";
+
+import { watchLaunchers } from "../tools/simulator/launcher-watch.js";
+import type { ScriptedAnswer } from "../tools/simulator/server.js";
+import { startThrowawayPostgres, type ThrowawayPostgres } from "../tools/throwaway-postgres.js";
 import { parseSandboxArgs, type SandboxArgs, USAGE, UsageError } from "./args.js";
 import { helpFor, runChat } from "./chat.js";
 import { say } from "./say.js";

@@ -8,16 +8,16 @@
  * can finish an answer between two readings), so a takeover shows as "replica 1 → replica 2".
  */
 import pg from "pg";
+import { openPostgresStores } from "../src/store/postgres/open.js";
+import type { Stores } from "../src/store/stores.js";
+import type { Turn } from "../src/store/turn.js";
 import {
   type BotResponse,
   type Payload,
   postToBot,
   type RequestKind,
-} from "../src/devtools/slack-requests.js";
-import { createScratchDatabase } from "../src/devtools/throwaway-postgres.js";
-import { openPostgresStores } from "../src/store/postgres/open.js";
-import type { Stores } from "../src/store/stores.js";
-import type { Turn } from "../src/store/turn.js";
+} from "../tools/slack-requests.js";
+import { createScratchDatabase } from "../tools/throwaway-postgres.js";
 import { type Replica, replicaOfHolder, startReplica } from "./replicas.js";
 
 /** How long a dead replica's conversations wait before another takes them over, seconds. */

@@ -4,7 +4,7 @@
  * there), slash-command answers only the person sees, and the sandbox's own notes. Pure:
  * entries in, styled paragraphs out.
  */
-import type { Block } from "../src/devtools/fake-slack/blocks.js";
+import type { Block } from "../tools/fake-slack/blocks.js";
 import type { Paragraph, Segment, Style } from "./layout.js";
 
 export type ChatItem =

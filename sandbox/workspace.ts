@@ -12,7 +12,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createBot } from "../src/bot.js";
 import { configuredSecrets, type LogLevel, loadConfig } from "../src/config.js";
-import { type FakeSlack, startFakeSlack } from "../src/devtools/fake-slack/server.js";
+import { createLogger } from "../src/logger.js";
+import type { Turn } from "../src/store/turn.js";
+import { type FakeSlack, startFakeSlack } from "../tools/fake-slack/server.js";
+import type { ScriptedAnswer } from "../tools/simulator/answers.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../tools/simulator/server.js";
 import {
   appMention,
   type BotResponse,
@@ -23,15 +31,7 @@ import {
   postToBot,
   type RequestKind,
   slashCommand,
-} from "../src/devtools/slack-requests.js";
-import { createLogger } from "../src/logger.js";
-import type { ScriptedAnswer } from "../src/simulator/answers.js";
-import {
-  type RunningSimulator,
-  type SimulatorOptions,
-  startSimulator,
-} from "../src/simulator/server.js";
-import type { Turn } from "../src/store/turn.js";
+} from "../tools/slack-requests.js";
 import { type ReplicaBots, type ReplicaView, startReplicaBots } from "./replica-bots.js";
 
 export const SANDBOX_CHANNEL = "C0SANDBOX";

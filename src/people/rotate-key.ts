@@ -1,4 +1,5 @@
-import { PeopleSettingError, readRotationConfig } from "../config-people.js";
+import { readRotationConfig } from "../config-rotation.js";
+import { ConfigError } from "../config-setting.js";
 import { openStores } from "../store/open.js";
 import { DatabaseInUse, type Stores } from "../store/stores.js";
 import { RotationRefused, rotateAllKeys } from "./key-rotation.js";
@@ -19,7 +20,7 @@ export function runRotation(env: Record<string, string | undefined>): {
   try {
     settings = readRotationConfig(env);
   } catch (error) {
-    if (error instanceof PeopleSettingError)
+    if (error instanceof ConfigError)
       return { code: 2, line: `Configuration error: ${error.message}` };
     throw error;
   }

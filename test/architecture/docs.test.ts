@@ -6,13 +6,11 @@ import { ROOT } from "./import-graph.js";
 /** docs/architecture.md lays out the bot's code: every file of it is named there. */
 const DOC = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
 
-/** The bot's own source files (the simulator and devtools are described elsewhere). */
+/** The bot's own source files. */
 function sourceFiles(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
     const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory()) {
-      return path === "src/simulator" || path === "src/devtools" ? [] : sourceFiles(path);
-    }
+    if (entry.isDirectory()) return sourceFiles(path);
     return entry.name.endsWith(".ts") ? [path] : [];
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { floorsFor, plan, SLACK_WAYS, type Ways } from "../../bench/floors.js";
-import { RateLimits } from "../../src/devtools/fake-slack/limits.js";
+import { RateLimits } from "../../tools/fake-slack/limits.js";
 
 /** The workload of the outside comparison: ~1,500 characters at 200 a second in 4s. */
 const comparison = {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { disagreement, slack429ByMethod } from "../../bench/summary.js";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 let slack: FakeSlack | undefined;
 afterEach(async () => {

@@ -11,7 +11,7 @@ import {
   appMention,
   assistantThreadStarted,
   nextTs,
-} from "../../src/devtools/slack-requests.js";
+} from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,

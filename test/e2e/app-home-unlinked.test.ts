@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { blockAction } from "../../src/devtools/slack-requests.js";
+import { blockAction } from "../../tools/slack-requests.js";
 import {
   ASSISTANT_ID,
   CHANNEL,

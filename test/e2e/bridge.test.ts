@@ -1,13 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
-import {
-  appMention,
-  eventEnvelope,
-  messageEvent,
-  nextTs,
-} from "../../src/devtools/slack-requests.js";
+import { DEFAULT_TEAM } from "../../tools/slack-events.js";
+import { appMention, eventEnvelope, messageEvent, nextTs } from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,

@@ -4,7 +4,7 @@
  * in the service budget or behind an earlier turn of their thread, which never start a run.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_TEAM } from "../../src/devtools/slack-requests.js";
+import { DEFAULT_TEAM } from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/controls/command-table.js";
-import type { BotResponse } from "../../src/devtools/slack-requests.js";
+import type { BotResponse } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 
 const BOB = "U0BOB";

@@ -3,9 +3,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PERSONAL_TOKEN } from "../../src/bridge/turn-ending.js";
-import { DEFAULT_TEAM as TEAM } from "../../src/devtools/slack-events.js";
-import { blockAction } from "../../src/devtools/slack-interactions.js";
-import { viewSubmission } from "../../src/devtools/slack-requests.js";
 import {
   HOME_DM_ASSISTANT_ACTION,
   HOME_LINK_ACTION,
@@ -13,6 +10,9 @@ import {
 } from "../../src/slack/home-view.js";
 import { LINK_VIEW_ID, LINKING_OFF } from "../../src/slack/link-form.js";
 import { NOT_ADMIN } from "../../src/slack/people-controls.js";
+import { DEFAULT_TEAM as TEAM } from "../../tools/slack-events.js";
+import { blockAction } from "../../tools/slack-interactions.js";
+import { viewSubmission } from "../../tools/slack-requests.js";
 import {
   ASSISTANT_ID,
   CHANNEL,

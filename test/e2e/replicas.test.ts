@@ -6,15 +6,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import {
   appMention,
   eventEnvelope,
   messageEvent,
   nextTs,
   type Payload,
-} from "../../src/devtools/slack-requests.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+} from "../../tools/slack-requests.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, startChildBot } from "../support/child-bot.js";
 import { testDatabase } from "../support/postgres.js";

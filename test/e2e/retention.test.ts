@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
-import { appMention, eventEnvelope, nextTs } from "../../src/devtools/slack-requests.js";
+import { DEFAULT_TEAM } from "../../tools/slack-events.js";
+import { appMention, eventEnvelope, nextTs } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 import { clockAheadBy, SkippableClock } from "../support/manual-clock.js";
 

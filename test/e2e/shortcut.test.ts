@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { messageShortcut, nextTs, viewSubmission } from "../../src/devtools/slack-requests.js";
 import { NOT_RECORDED_NOTE } from "../../src/slack/shortcut.js";
+import { messageShortcut, nextTs, viewSubmission } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 
 let h: Harness;

@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
-import {
-  appMention,
-  eventEnvelope,
-  nextTs,
-  slashCommand,
-} from "../../src/devtools/slack-requests.js";
+import { DEFAULT_TEAM } from "../../tools/slack-events.js";
+import { appMention, eventEnvelope, nextTs, slashCommand } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 
 let h: Harness | undefined;

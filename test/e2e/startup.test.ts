@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../../src/bot.js";
 import { configuredSecrets, loadConfig } from "../../src/config.js";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { createLogger } from "../../src/logger.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 import { BOT_TOKEN, CHANNEL, startHarness } from "../support/bridge-harness.js";
 import { tempFolder } from "../support/temp-folder.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { MessageContent } from "../../src/devtools/fake-slack/blocks.js";
+import type { MessageContent } from "../../tools/fake-slack/blocks.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 
 let h: Harness | undefined;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { FakeSlack, RecordedCall } from "../../src/devtools/fake-slack/server.js";
-import { DEFAULT_TEAM } from "../../src/devtools/slack-events.js";
+import type { FakeSlack, RecordedCall } from "../../tools/fake-slack/server.js";
+import { DEFAULT_TEAM } from "../../tools/slack-events.js";
 import {
   CHANNEL,
   type Harness,

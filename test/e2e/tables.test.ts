@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Block } from "../../src/devtools/fake-slack/blocks.js";
-import type { FakeSlack, RecordedCall } from "../../src/devtools/fake-slack/server.js";
+import type { Block } from "../../tools/fake-slack/blocks.js";
+import type { FakeSlack, RecordedCall } from "../../tools/fake-slack/server.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 
 let h: Harness | undefined;

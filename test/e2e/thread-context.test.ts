@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { nextTs } from "../../src/devtools/slack-requests.js";
+import { nextTs } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 
 let h: Harness | undefined;

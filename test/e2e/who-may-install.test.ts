@@ -8,8 +8,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { FakeWorkspace, NewInstall } from "../../src/devtools/fake-slack/server.js";
-import { appMention, nextTs } from "../../src/devtools/slack-requests.js";
+import type { FakeWorkspace, NewInstall } from "../../tools/fake-slack/server.js";
+import { appMention, nextTs } from "../../tools/slack-requests.js";
 import { type Harness, startHarness } from "../support/bridge-harness.js";
 import {
   finishInstall,

@@ -4,13 +4,13 @@ import type { Inbound } from "../../src/bridge/inbound.js";
 import { Relay } from "../../src/bridge/relay.js";
 import { TurnContent } from "../../src/bridge/turn-content.js";
 import { TurnRunner } from "../../src/bridge/turn-runner.js";
-import { appMention } from "../../src/devtools/slack-requests.js";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
 import { systemClock } from "../../src/time.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
+import { appMention } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 import { FakeReplies } from "../support/fake-replies.js";
 

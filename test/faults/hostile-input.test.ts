@@ -1,7 +1,8 @@
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import {
   appMention,
   blockAction,
@@ -9,8 +10,7 @@ import {
   messageEvent,
   signRequest,
   slashCommand,
-} from "../../src/devtools/slack-requests.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+} from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,

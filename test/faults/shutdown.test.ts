@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
 import { tempFolder } from "../support/temp-folder.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";
 import { type ChildBot, childEnv, mentionChild, startChildBot } from "../support/child-bot.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";

@@ -7,7 +7,9 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
+import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import {
   appMention,
   eventEnvelope,
@@ -16,9 +18,7 @@ import {
   postToBot,
   slashCommand,
   viewSubmission,
-} from "../../src/devtools/slack-requests.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
-import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
+} from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,

@@ -10,7 +10,7 @@ import {
   eventEnvelope,
   nextTs,
   type Payload,
-} from "../../src/devtools/slack-requests.js";
+} from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 
 let h: Harness | undefined;

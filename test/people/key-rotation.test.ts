@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { adminQuery } from "../../src/devtools/throwaway-postgres.js";
 import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people/key-rotation.js";
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
@@ -11,6 +10,7 @@ import { memoryStores } from "../../src/store/memory/stores.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import { DatabaseInUse, type Stores } from "../../src/store/stores.js";
+import { adminQuery } from "../../tools/throwaway-postgres.js";
 import { postgresUrl, testDatabase, testSchema } from "../support/postgres.js";
 import { tempFolder } from "../support/temp-folder.js";
 

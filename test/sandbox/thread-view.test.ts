@@ -7,8 +7,8 @@ import {
   statusText,
   stopTurnOf,
 } from "../../sandbox/thread-view.js";
-import type { Block } from "../../src/devtools/fake-slack/blocks.js";
 import { buildReply, type ReplyInput } from "../../src/slack/reply-blocks.js";
+import type { Block } from "../../tools/fake-slack/blocks.js";
 
 const ctx = { botUserId: "UBOT", userId: "U0YOU" };
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { type QueueInfo, ServiceClient } from "../../src/service/client.js";
 import { CanceledError } from "../../src/service/errors.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 
 /**
  * A budget per token: each linked person has their own 20 run starts a minute, so one

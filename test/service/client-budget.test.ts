@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { type QueueInfo, ServiceClient } from "../../src/service/client.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 
 /**
  * The shared budget through the client, against the simulator's own rate limiter with the

@@ -4,8 +4,8 @@ import { ServiceClient, type ServiceClientOptions } from "../../src/service/clie
 import { AuthenticationError, BadRequestError, NotFoundError } from "../../src/service/errors.js";
 import type { RunStreamUpdate } from "../../src/service/run-stream.js";
 import { runAnswer } from "../../src/service/schemas.js";
-import type { SimulatorOptions } from "../../src/simulator/options.js";
-import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
+import type { SimulatorOptions } from "../../tools/simulator/options.js";
+import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import { ManualClock } from "../support/manual-clock.js";
 
 /** Every method of the client against the simulator, over real HTTP on 127.0.0.1. */

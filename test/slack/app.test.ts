@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import type { Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { webClientOptions } from "../../src/slack/app.js";
 import { slackWebApi } from "../../src/slack/web-api.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 /** The Web API client exactly as the bot configures it (webClientOptions), against fakes. */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { appMention, messageEvent } from "../../src/devtools/slack-requests.js";
 import { parseMessageEvent } from "../../src/slack/inbound-event.js";
+import { appMention, messageEvent } from "../../tools/slack-requests.js";
 
 describe("a message event, parsed", () => {
   it("is keyed by the installation's workspace and keeps the writer's own team", () => {

@@ -2,12 +2,12 @@ import { randomBytes } from "node:crypto";
 import type { Installation as BoltInstallation, Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { webClientOptions } from "../../src/slack/app.js";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
 import { ManyInstallations } from "../../src/slack/installation.js";
 import { Installations, NotInstalled } from "../../src/slack/installations.js";
 import { memoryStores } from "../../src/store/memory/stores.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 const KEY = randomBytes(32);
 

@@ -2,12 +2,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LogLevel, WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeSlack, startFakeSlack } from "../../src/devtools/fake-slack/server.js";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
 import { questionMark, replyMark } from "../../src/slack/message-mark.js";
 import { buildReply, STOP_ACTION_ID } from "../../src/slack/reply-blocks.js";
 import { findMarkedMessage, findUnmarkedReply } from "../../src/slack/reply-lookup.js";
 import { SlackResponseError, type SlackWebApi, slackWebApi } from "../../src/slack/web-api.js";
+import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 /** The bot's Web API adapters over a real WebClient, against the fake Slack on 127.0.0.1. */
 

@@ -11,11 +11,18 @@ import { performance } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { type Bot, createBot } from "../../src/bot.js";
 import { configuredSecrets, loadConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import { type Clock, systemClock } from "../../src/time.js";
 import {
   type FakeSlack,
   type FakeSlackOptions,
   startFakeSlack,
-} from "../../src/devtools/fake-slack/server.js";
+} from "../../tools/fake-slack/server.js";
+import {
+  type RunningSimulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../tools/simulator/server.js";
 import {
   appMention,
   type BotResponse,
@@ -27,14 +34,7 @@ import {
   type PostOptions,
   postToBot,
   slashCommand,
-} from "../../src/devtools/slack-requests.js";
-import { createLogger } from "../../src/logger.js";
-import {
-  type RunningSimulator,
-  type SimulatorOptions,
-  startSimulator,
-} from "../../src/simulator/server.js";
-import { type Clock, systemClock } from "../../src/time.js";
+} from "../../tools/slack-requests.js";
 
 export const SIGNING_SECRET = "test-signing-secret";
 export const BOT_TOKEN = "xoxb-test-bot-token-123";

@@ -19,7 +19,7 @@ import {
   type Payload,
   type PostOptions,
   postToBot,
-} from "../../src/devtools/slack-requests.js";
+} from "../../tools/slack-requests.js";
 
 export const CHILD_SIGNING_SECRET = "child-signing-secret";
 export const CHILD_BOT_TOKEN = "xoxb-child-bot-token-321";

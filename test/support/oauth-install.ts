@@ -4,7 +4,7 @@
  * that state in a cookie), the person approves (the fake hands out a code), and Slack sends
  * the browser back to /slack/oauth_redirect with the code and the state.
  */
-import type { FakeSlack, NewInstall } from "../../src/devtools/fake-slack/server.js";
+import type { FakeSlack, NewInstall } from "../../tools/fake-slack/server.js";
 
 export const CLIENT_ID = "1234.5678";
 export const CLIENT_SECRET = "oauth-client-secret-abc123";

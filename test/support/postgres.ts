@@ -14,15 +14,15 @@
  */
 import { inject, onTestFinished } from "vitest";
 import type { TestProject } from "vitest/node";
+import { openPostgresStores } from "../../src/store/postgres/open.js";
+import type { Stores } from "../../src/store/stores.js";
 import {
   adminQuery,
   createScratchDatabase,
   scratchName,
   startThrowawayPostgres,
   type ThrowawayPostgres,
-} from "../../src/devtools/throwaway-postgres.js";
-import { openPostgresStores } from "../../src/store/postgres/open.js";
-import type { Stores } from "../../src/store/stores.js";
+} from "../../tools/throwaway-postgres.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -81,7 +81,7 @@ function dropSchema(schema: string): Promise<void> {
   return adminQuery(postgresUrl(), `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 }
 
-/** The run's own server (devtools/throwaway-postgres.ts), its failure naming the way out. */
+/** The run's own server (tools/throwaway-postgres.ts), its failure naming the way out. */
 async function startThrowawayServer(): Promise<ThrowawayPostgres> {
   try {
     return await startThrowawayPostgres();
