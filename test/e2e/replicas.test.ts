@@ -270,20 +270,35 @@ describe("three replicas on one PostgreSQL database", () => {
     expect(slack.rateLimited).toBe(0);
     // What the replicas wrote in Slack is what one replica writes (10% for timing); besides,
     // each process asks auth.test once at start and the survivor looks up the placeholders of
-    // the answers it took over (conversations.replies). Interim edits (fresher text while an
-    // answer is written) keep each replica's own pace, inside the shared chat.update window
-    // (no 429 above): three replicas may send up to three paces of them.
+    // the answers it took over (conversations.replies). Two kinds of calls are each replica's
+    // own: interim edits (fresher text while an answer is written) keep each replica's pace,
+    // inside the shared chat.update window (no 429 above), so three may send up to three paces
+    // of them; and the status line and the agent session, which each replica sets for the
+    // turns it runs, from what it has itself seen of the thread (a takeover starts afresh):
+    // at most once and twice a question.
     const threeReplicas = callCounts();
+    const own = [
+      "auth.test",
+      "conversations.replies",
+      "chat.update",
+      "assistant.threads.setStatus",
+      "agents.sessions.setStatus",
+    ];
     const writes = (counts: Record<string, number>) =>
       Object.entries(counts)
-        .filter(
-          ([method]) => !["auth.test", "conversations.replies", "chat.update"].includes(method),
-        )
+        .filter(([method]) => !own.includes(method))
         .reduce((sum, [, n]) => sum + n, 0);
     const counts = `one replica ${JSON.stringify(oneReplica)}, three ${JSON.stringify(threeReplicas)}`;
     expect(writes(threeReplicas), counts).toBeLessThanOrEqual(writes(oneReplica) * 1.1);
     expect(threeReplicas["chat.update"] ?? 0, counts).toBeLessThanOrEqual(
       (oneReplica["chat.update"] ?? 0) * 3,
+    );
+    const questions = THREADS * PER_THREAD;
+    expect(threeReplicas["assistant.threads.setStatus"] ?? 0, counts).toBeLessThanOrEqual(
+      questions,
+    );
+    expect(threeReplicas["agents.sessions.setStatus"] ?? 0, counts).toBeLessThanOrEqual(
+      2 * questions,
     );
     expect(threeReplicas["chat.postMessage"]).toBe(oneReplica["chat.postMessage"]);
     expect(threeReplicas["conversations.replies"] ?? 0).toBeLessThanOrEqual(THREADS);
