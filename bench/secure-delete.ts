@@ -38,7 +38,7 @@ interface Arm {
   purgeBytes: number;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const at = argv.indexOf("--turns");
   const count = at >= 0 ? Number(argv[at + 1]) : DEFAULT_TURNS;
@@ -51,7 +51,7 @@ function main(): void {
       for (const a of i % 2 === 0 ? arms : [...arms].reverse()) {
         const bytes = writtenBytes();
         const started = performance.now();
-        oneTurn(a, i, texts);
+        await oneTurn(a, i, texts);
         if (i >= count / 10) a.life.push(performance.now() - started);
         a.lifeBytes += writtenBytes() - bytes;
       }
@@ -61,7 +61,7 @@ function main(): void {
       const bytes = writtenBytes();
       for (;;) {
         const started = performance.now();
-        const purged = a.turns.purgeTexts(now, BATCH);
+        const purged = await a.turns.purgeTexts(now, BATCH);
         a.purge.push(performance.now() - started);
         if (purged < BATCH) break;
       }
@@ -113,11 +113,15 @@ function writtenBytes(): number {
   return line ? Number(line[1]) : 0;
 }
 
-function oneTurn(a: Arm, i: number, texts: { question: string; context: string }): void {
+async function oneTurn(
+  a: Arm,
+  i: number,
+  texts: { question: string; context: string },
+): Promise<void> {
   const threadTs = `${1_700_000_000 + i}.000100`;
   const key = { team: "T", channel: `C${i % 20}`, threadTs };
-  const conversation = a.conversations.ensure(key, "asst");
-  const created = a.turns.create({
+  const conversation = await a.conversations.ensure(key, "asst");
+  const created = await a.turns.create({
     conversationId: conversation.id,
     ...key,
     messageTs: threadTs,
@@ -128,18 +132,18 @@ function oneTurn(a: Arm, i: number, texts: { question: string; context: string }
   if (!created) throw new Error("the turn was not recorded");
   const id = created.id;
   const { turns } = a;
-  turns.recordContent(id, {
+  await turns.recordContent(id, {
     serviceContent: `${texts.context}\n\n${texts.question}`,
     contextThroughTs: threadTs,
     notes: [],
   });
-  turns.recordReplyAttempt(id, 0);
-  turns.recordReply(id, [`${threadTs}1`]);
-  turns.recordPostAttempt(id);
-  turns.recordMessage(id, `m-${i}`);
-  turns.recordRunAttempt(id, {});
-  turns.recordRunStart(id, { runId: `r-${i}`, startedAt: 1 });
-  turns.finish(id, { outcome: "completed", modelUsed: "m" });
+  await turns.recordReplyAttempt(id, 0);
+  await turns.recordReply(id, [`${threadTs}1`]);
+  await turns.recordPostAttempt(id);
+  await turns.recordMessage(id, `m-${i}`);
+  await turns.recordRunAttempt(id, {});
+  await turns.recordRunStart(id, { runId: `r-${i}`, startedAt: 1 });
+  await turns.finish(id, { outcome: "completed", modelUsed: "m" });
 }
 
 function words(length: number): string {
@@ -148,4 +152,4 @@ function words(length: number): string {
   return text.slice(0, length);
 }
 
-main();
+await main();

@@ -63,8 +63,12 @@ export class TurnReply {
         },
       },
       {
-        parts: (parts) => turns.recordReply(turn.id, parts),
-        posting: (part) => turns.recordReplyAttempt(turn.id, part),
+        parts: async (parts) => {
+          await turns.recordReply(turn.id, parts);
+        },
+        posting: async (part) => {
+          await turns.recordReplyAttempt(turn.id, part);
+        },
       },
     );
   }

@@ -65,7 +65,6 @@ export class PacedEdits implements ReplyStrategy {
   }
 }
 
-
 /**
  * One turn's reply. Every change of the view is reconciled with the messages in Slack by
  * one serialized loop: earlier parts of a long answer are finalized once they cannot
@@ -190,7 +189,7 @@ class PacedEditReply implements ReplyRenderer {
     if (final && this.parts.length > bodies.length) {
       // The stream showed more parts than the final answer has: remove the extra ones.
       const extra = this.parts.splice(bodies.length);
-      this.recorder.parts([...this.parts]);
+      await this.recorder.parts([...this.parts]);
       for (const ts of extra) {
         await this.options
           .client(this.target.team)
@@ -222,7 +221,7 @@ class PacedEditReply implements ReplyRenderer {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
     let payload: ReplyPayload | undefined;
-    if (!mayExist) this.recorder.posting(index);
+    if (!mayExist) await this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
     const result = await postOnce(
       { team, channel },
@@ -240,6 +239,6 @@ class PacedEditReply implements ReplyRenderer {
     );
     if (!result.found && payload) this.sent.set(index, JSON.stringify(payload));
     this.parts.push(result.ts);
-    this.recorder.parts([...this.parts]);
+    await this.recorder.parts([...this.parts]);
   }
 }

@@ -337,7 +337,7 @@ export class StreamReply implements ReplyRenderer {
     const after = this.parts.at(-1) ?? this.target.askedTs ?? threadTs;
     const find = () => this.options.findUnmarked({ team, channel, threadTs, after });
     let built: Plan | undefined;
-    this.recorder.posting(index);
+    await this.recorder.posting(index);
     let ts: string;
     try {
       ({ ts } = await postOnce(
@@ -369,7 +369,7 @@ export class StreamReply implements ReplyRenderer {
       ts = found;
     }
     this.parts.push(ts);
-    this.recorder.parts([...this.parts]);
+    await this.recorder.parts([...this.parts]);
     const stream: Stream = { ...draft, ts, index };
     this.stream = stream;
     this.commit(stream, built as Plan, true);

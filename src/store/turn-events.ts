@@ -1,23 +1,26 @@
+import type { Immediate } from "./immediate.js";
 import type { RunSettings, TurnStore } from "./stores.js";
 import type { Turn, TurnEvent } from "./turn.js";
 
-type Recorders = Pick<
-  TurnStore,
-  | "recordContent"
-  | "recordPostAttempt"
-  | "recordMessage"
-  | "recordRunAttempt"
-  | "recordRunNotStarted"
-  | "recordRunStart"
-  | "recordReplyAttempt"
-  | "recordReply"
-  | "finish"
+type Recorders = Immediate<
+  Pick<
+    TurnStore,
+    | "recordContent"
+    | "recordPostAttempt"
+    | "recordMessage"
+    | "recordRunAttempt"
+    | "recordRunNotStarted"
+    | "recordRunStart"
+    | "recordReplyAttempt"
+    | "recordReply"
+    | "finish"
+  >
 >;
 
 /**
  * The typed transition methods of a turn store, each one event of the state machine,
  * over the store's single `apply`. Every implementation extends it, so a transition
- * means the same in SQLite and in memory.
+ * means the same in SQLite, PostgreSQL and in memory.
  */
 export abstract class TurnEvents implements Recorders {
   /** Applies `event` (`applyTurnEvent`) to the stored turn and keeps the result. */

@@ -14,17 +14,22 @@ const tempDir = () => {
 };
 
 describe("the SQLite file", () => {
-  it("is created in WAL mode, beneath missing folders, and keeps data across reopen", () => {
+  it("is created in WAL mode, beneath missing folders, and keeps data across reopen", async () => {
     const path = join(tempDir(), "nested", "bridge.db");
     const db = openDatabase(path);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
     const first = openSqliteStores(path);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.conversations.setServiceThread(c.id, "thread-1", "U1");
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.conversations.setServiceThread(c.id, "thread-1", "U1");
     first.close();
     const again = openSqliteStores(path);
-    expect(again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" })).toMatchObject({
+    expect(
+      await again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" }),
+    ).toMatchObject({
       assistantId: "asst",
       serviceThreadId: "thread-1",
       serviceThreadOwner: "U1",
@@ -92,29 +97,35 @@ describe("the SQLite file", () => {
     db.close();
   });
 
-  it("reads a conversation opened before owners were recorded as owned by nobody known", () => {
+  it("reads a conversation opened before owners were recorded as owned by nobody known", async () => {
     const path = join(tempDir(), "bridge.db");
     const first = openSqliteStores(path);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.conversations.setServiceThread(c.id, "thread-1", "U1");
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.conversations.setServiceThread(c.id, "thread-1", "U1");
     first.close();
     const db = openDatabase(path);
     // What the migration leaves on a conversation of an earlier version.
     db.exec("UPDATE conversations SET service_thread_owner = NULL");
     db.close();
     const again = openSqliteStores(path);
-    expect(again.conversations.byId(c.id)).toMatchObject({
+    expect(await again.conversations.byId(c.id)).toMatchObject({
       serviceThreadId: "thread-1",
       serviceThreadOwner: null,
     });
     again.close();
   });
 
-  it("reads turns recorded before the author's team was kept as asked from their own team", () => {
+  it("reads turns recorded before the author's team was kept as asked from their own team", async () => {
     const path = join(tempDir(), "bridge.db");
     const first = openSqliteStores(path, () => 1_000);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.turns.create({
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.turns.create({
       conversationId: c.id,
       team: "T",
       channel: "C",
@@ -129,7 +140,7 @@ describe("the SQLite file", () => {
     db.exec("UPDATE turns SET author_team = NULL");
     db.close();
     const again = openSqliteStores(path, () => 2_000);
-    expect(again.turns.byMessage("T", "C", "1.1")?.authorTeam).toBe("T");
+    expect((await again.turns.byMessage("T", "C", "1.1"))?.authorTeam).toBe("T");
     again.close();
   });
 });

@@ -1,7 +1,8 @@
+import type { Immediate } from "../immediate.js";
 import type { AssistantChoiceStore } from "../stores.js";
 
 /** The assistants chosen per channel and per person, in Maps. */
-export class MemoryAssistantChoiceStore implements AssistantChoiceStore {
+export class MemoryAssistantChoiceStore implements Immediate<AssistantChoiceStore> {
   private readonly rows = new Map<string, string>();
 
   forChannel(team: string, channel: string): string | undefined {

@@ -1,7 +1,8 @@
+import type { Immediate } from "../immediate.js";
 import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 
 /** Conversations in a Map: the core's tests use it in place of SQLite. */
-export class MemoryConversationStore implements ConversationStore {
+export class MemoryConversationStore implements Immediate<ConversationStore> {
   private readonly rows = new Map<number, Conversation>();
 
   find(key: ConversationKey): Conversation | undefined {

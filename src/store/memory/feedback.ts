@@ -1,7 +1,8 @@
+import type { Immediate } from "../immediate.js";
 import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
 
 /** Feedback in a Map, one entry per (turn, person): the core's tests use it in place of SQLite. */
-export class MemoryFeedbackStore implements FeedbackStore {
+export class MemoryFeedbackStore implements Immediate<FeedbackStore> {
   private readonly rows = new Map<string, Feedback>();
 
   constructor(private readonly now: () => number = Date.now) {}

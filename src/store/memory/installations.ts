@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import type {
   InstallationKey,
   InstallationQuery,
@@ -6,7 +7,7 @@ import type {
 } from "../stores.js";
 
 /** Installations in a Map, sealed as in SQLite: for fast tests of the core. */
-export class MemoryInstallationStore implements InstallationStore {
+export class MemoryInstallationStore implements Immediate<InstallationStore> {
   private readonly rows = new Map<string, StoredInstallation>();
   private readonly orgs = new Map<string, string>();
 

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import type { Claim, LeaseStore, TurnStore } from "../stores.js";
 
 interface Lease {
@@ -6,11 +7,11 @@ interface Lease {
 }
 
 /** Conversation leases in a Map, beside the memory turns whose work they guard. */
-export class MemoryLeaseStore implements LeaseStore {
+export class MemoryLeaseStore implements Immediate<LeaseStore> {
   private readonly leases = new Map<number, Lease>();
 
   constructor(
-    private readonly turns: Pick<TurnStore, "unfinished">,
+    private readonly turns: Immediate<Pick<TurnStore, "unfinished">>,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -1,7 +1,8 @@
+import type { Immediate } from "../immediate.js";
 import type { LinkedTokenStore, SealedToken } from "../stores.js";
 
 /** Linked tokens in a Map, sealed as in SQLite: for fast tests of the core. */
-export class MemoryLinkedTokenStore implements LinkedTokenStore {
+export class MemoryLinkedTokenStore implements Immediate<LinkedTokenStore> {
   private readonly rows = new Map<string, SealedToken>();
 
   constructor(private readonly now: () => number = Date.now) {}

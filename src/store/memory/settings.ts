@@ -1,8 +1,9 @@
 import type { RunSettings } from "../../service/schemas.js";
+import type { Immediate } from "../immediate.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 
 /** Settings in a Map: the core's tests use it in place of SQLite. */
-export class MemorySettingsStore implements SettingsStore {
+export class MemorySettingsStore implements Immediate<SettingsStore> {
   private readonly rows = new Map<string, RunSettings>();
 
   get(key: SettingsKey): RunSettings {

@@ -1,4 +1,15 @@
-import type { Stores } from "../stores.js";
+import { promised } from "../immediate.js";
+import type {
+  AssistantChoiceStore,
+  ConversationStore,
+  FeedbackStore,
+  InstallationStore,
+  LeaseStore,
+  LinkedTokenStore,
+  SettingsStore,
+  Stores,
+  TurnStore,
+} from "../stores.js";
 import { MemoryAssistantChoiceStore } from "./assistant-choices.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryFeedbackStore } from "./feedback.js";
@@ -12,16 +23,16 @@ import { MemoryTurnStore } from "./turns.js";
 export function memoryStores(now: () => number = Date.now): Stores {
   const turns = new MemoryTurnStore(now);
   return {
-    conversations: new MemoryConversationStore(),
-    turns,
-    settings: new MemorySettingsStore(),
-    feedback: new MemoryFeedbackStore(now),
-    linkedTokens: new MemoryLinkedTokenStore(now),
-    assistantChoices: new MemoryAssistantChoiceStore(),
-    leases: new MemoryLeaseStore(turns, now),
-    installations: new MemoryInstallationStore(now),
+    conversations: promised<ConversationStore>(new MemoryConversationStore()),
+    turns: promised<TurnStore>(turns),
+    settings: promised<SettingsStore>(new MemorySettingsStore()),
+    feedback: promised<FeedbackStore>(new MemoryFeedbackStore(now)),
+    linkedTokens: promised<LinkedTokenStore>(new MemoryLinkedTokenStore(now)),
+    assistantChoices: promised<AssistantChoiceStore>(new MemoryAssistantChoiceStore()),
+    leases: promised<LeaseStore>(new MemoryLeaseStore(turns, now)),
+    installations: promised<InstallationStore>(new MemoryInstallationStore(now)),
     exclusively: (fn) => fn(),
-    ping: () => true,
-    close: () => undefined,
+    ping: async () => true,
+    close: async () => undefined,
   };
 }

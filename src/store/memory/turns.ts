@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
+import type { Immediate } from "../immediate.js";
 import type { TurnStore } from "../stores.js";
 import { applyTurnEvent, type NewTurn, receivedTurn, type Turn, type TurnEvent } from "../turn.js";
 import { TurnEvents } from "../turn-events.js";
 
 /** Turns in a Map, in arrival order: the core's tests use it in place of SQLite. */
-export class MemoryTurnStore extends TurnEvents implements TurnStore {
+export class MemoryTurnStore extends TurnEvents implements Immediate<TurnStore> {
   private readonly rows = new Map<string, Turn>();
   /** When each finished turn finished, epoch ms, until its texts are purged. */
   private readonly textsKept = new Map<string, number>();

@@ -1,10 +1,11 @@
+import type { Immediate } from "../immediate.js";
 import type { AssistantChoiceStore } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
 
 type Scope = "channel" | "person";
 
 /** The assistants chosen per channel and per person, in PostgreSQL. */
-export class PostgresAssistantChoiceStore implements AssistantChoiceStore {
+export class PostgresAssistantChoiceStore implements Immediate<AssistantChoiceStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import { type ConversationRow as Row, toConversation } from "../rows.js";
 import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
@@ -6,7 +7,7 @@ const COLUMNS =
   "id, team, channel, thread_ts, assistant_id, service_thread_id, service_thread_owner, passed_through_ts";
 
 /** The conversations in PostgreSQL. */
-export class PostgresConversationStore implements ConversationStore {
+export class PostgresConversationStore implements Immediate<ConversationStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,9 +1,10 @@
+import type { Immediate } from "../immediate.js";
 import { type FeedbackRow as Row, toFeedback } from "../rows.js";
 import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
 
 /** Feedback in PostgreSQL: the `feedback` table, one row per (turn, person). */
-export class PostgresFeedbackStore implements FeedbackStore {
+export class PostgresFeedbackStore implements Immediate<FeedbackStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import type { Claim, LeaseStore } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
 
@@ -7,7 +8,7 @@ import type { SyncPostgres } from "./sync-client.js";
  * claimant's, so of two replicas claiming at once exactly one gets it, whatever the timing.
  * Unlike SQLite's, the leases are never cleared at open: other replicas hold live ones.
  */
-export class PostgresLeaseStore implements LeaseStore {
+export class PostgresLeaseStore implements Immediate<LeaseStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

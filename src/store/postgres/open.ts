@@ -1,4 +1,15 @@
-import type { Stores } from "../stores.js";
+import { promised } from "../immediate.js";
+import type {
+  AssistantChoiceStore,
+  ConversationStore,
+  FeedbackStore,
+  InstallationStore,
+  LeaseStore,
+  LinkedTokenStore,
+  SettingsStore,
+  Stores,
+  TurnStore,
+} from "../stores.js";
 import { PostgresAssistantChoiceStore } from "./assistant-choices.js";
 import { PostgresConversationStore } from "./conversations.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
@@ -35,20 +46,22 @@ export function openPostgresStores(
   }
   const open = db;
   return {
-    conversations: new PostgresConversationStore(open, now),
-    turns: new PostgresTurnStore(open, now),
-    settings: new PostgresSettingsStore(open, now),
-    feedback: new PostgresFeedbackStore(open, now),
-    linkedTokens: new PostgresLinkedTokenStore(open, now),
-    assistantChoices: new PostgresAssistantChoiceStore(open, now),
-    leases: new PostgresLeaseStore(open, now),
-    installations: new PostgresInstallationStore(open, now),
+    conversations: promised<ConversationStore>(new PostgresConversationStore(open, now)),
+    turns: promised<TurnStore>(new PostgresTurnStore(open, now)),
+    settings: promised<SettingsStore>(new PostgresSettingsStore(open, now)),
+    feedback: promised<FeedbackStore>(new PostgresFeedbackStore(open, now)),
+    linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),
+    assistantChoices: promised<AssistantChoiceStore>(new PostgresAssistantChoiceStore(open, now)),
+    leases: promised<LeaseStore>(new PostgresLeaseStore(open, now)),
+    installations: promised<InstallationStore>(new PostgresInstallationStore(open, now)),
     exclusively: (fn) =>
-      open.transaction(() => {
+      open.transactionOf(() => {
         refuseWhileReplicasRun(open, now());
         return fn();
       }),
-    ping: () => open.ping(),
-    close: () => open.close(),
+    ping: async () => open.ping(),
+    close: async () => {
+      open.close();
+    },
   };
 }

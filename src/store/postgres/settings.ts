@@ -1,10 +1,11 @@
 import type { RunSettings } from "../../service/schemas.js";
+import type { Immediate } from "../immediate.js";
 import { type SettingsRow as Row, toSettings } from "../rows.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
 
 /** The settings in PostgreSQL. */
-export class PostgresSettingsStore implements SettingsStore {
+export class PostgresSettingsStore implements Immediate<SettingsStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Immediate } from "../immediate.js";
 import type { TurnStore } from "../stores.js";
 import {
   applyTurnEvent,
@@ -31,7 +32,7 @@ const ARRIVAL = "ORDER BY created_at, seq";
  * The turns in PostgreSQL; every transition is checked by the state machine, then written
  * whole, only if nobody wrote the turn since it was read (`apply`).
  */
-export class PostgresTurnStore extends TurnEvents implements TurnStore {
+export class PostgresTurnStore extends TurnEvents implements Immediate<TurnStore> {
   private readonly versions = new TurnVersions();
 
   constructor(

@@ -1,10 +1,11 @@
+import type { Immediate } from "../immediate.js";
 import type { AssistantChoiceStore } from "../stores.js";
 import type { Db } from "./db.js";
 
 type Scope = "channel" | "person";
 
 /** The assistants chosen per channel and per person, in SQLite. */
-export class SqliteAssistantChoiceStore implements AssistantChoiceStore {
+export class SqliteAssistantChoiceStore implements Immediate<AssistantChoiceStore> {
   private readonly getStmt;
   private readonly setStmt;
   private readonly clearStmt;

@@ -1,9 +1,10 @@
+import type { Immediate } from "../immediate.js";
 import { type ConversationRow as Row, toConversation } from "../rows.js";
 import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Db } from "./db.js";
 
 /** The conversations in SQLite. */
-export class SqliteConversationStore implements ConversationStore {
+export class SqliteConversationStore implements Immediate<ConversationStore> {
   private readonly findStmt;
   private readonly insertStmt;
   private readonly byIdStmt;

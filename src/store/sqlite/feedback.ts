@@ -1,9 +1,10 @@
+import type { Immediate } from "../immediate.js";
 import { type FeedbackRow as Row, toFeedback } from "../rows.js";
 import type { Feedback, FeedbackStore, FeedbackValue } from "../stores.js";
 import { type Db, truncateWal } from "./db.js";
 
 /** Feedback in SQLite: the `feedback` table, one row per (turn, person). */
-export class SqliteFeedbackStore implements FeedbackStore {
+export class SqliteFeedbackStore implements Immediate<FeedbackStore> {
   private readonly upsertStmt;
   private readonly forTurnStmt;
   private readonly purgeStmt;

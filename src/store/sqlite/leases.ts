@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import type { Claim, LeaseStore } from "../stores.js";
 import type { Db } from "./db.js";
 
@@ -6,7 +7,7 @@ import type { Db } from "./db.js";
  * has a rival holder here; the table keeps the core's one way of running turns, and a lease
  * left by a process that died is cleared when the file is opened again (`clearLeases`).
  */
-export class SqliteLeaseStore implements LeaseStore {
+export class SqliteLeaseStore implements Immediate<LeaseStore> {
   private readonly getStmt;
   private readonly upsertStmt;
   private readonly renewStmt;

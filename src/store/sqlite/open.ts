@@ -1,7 +1,18 @@
-import type { Stores } from "../stores.js";
+import { promised } from "../immediate.js";
+import type {
+  AssistantChoiceStore,
+  ConversationStore,
+  FeedbackStore,
+  InstallationStore,
+  LeaseStore,
+  LinkedTokenStore,
+  SettingsStore,
+  Stores,
+  TurnStore,
+} from "../stores.js";
 import { SqliteAssistantChoiceStore } from "./assistant-choices.js";
 import { SqliteConversationStore } from "./conversations.js";
-import { openDatabase } from "./db.js";
+import { type Db, openDatabase } from "./db.js";
 import { SqliteFeedbackStore } from "./feedback.js";
 import { SqliteInstallationStore } from "./installations.js";
 import { clearLeases, SqliteLeaseStore } from "./leases.js";
@@ -14,17 +25,36 @@ export function openSqliteStores(path: string, now: () => number = Date.now): St
   const db = openDatabase(path);
   clearLeases(db);
   return {
-    conversations: new SqliteConversationStore(db, now),
-    turns: new SqliteTurnStore(db, now),
-    settings: new SqliteSettingsStore(db, now),
-    feedback: new SqliteFeedbackStore(db, now),
-    linkedTokens: new SqliteLinkedTokenStore(db, now),
-    assistantChoices: new SqliteAssistantChoiceStore(db, now),
-    leases: new SqliteLeaseStore(db, now),
-    installations: new SqliteInstallationStore(db, now),
+    conversations: promised<ConversationStore>(new SqliteConversationStore(db, now)),
+    turns: promised<TurnStore>(new SqliteTurnStore(db, now)),
+    settings: promised<SettingsStore>(new SqliteSettingsStore(db, now)),
+    feedback: promised<FeedbackStore>(new SqliteFeedbackStore(db, now)),
+    linkedTokens: promised<LinkedTokenStore>(new SqliteLinkedTokenStore(db, now)),
+    assistantChoices: promised<AssistantChoiceStore>(new SqliteAssistantChoiceStore(db, now)),
+    leases: promised<LeaseStore>(new SqliteLeaseStore(db, now)),
+    installations: promised<InstallationStore>(new SqliteInstallationStore(db, now)),
     // The file is this process's alone from the open (db.ts): no other bot can be on it.
-    exclusively: (fn) => db.transaction(fn).immediate(),
-    ping: () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
-    close: () => db.close(),
+    exclusively: (fn) => exclusively(db, fn),
+    ping: async () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
+    close: async () => {
+      db.close();
+    },
   };
+}
+
+/**
+ * `fn` in one transaction (BEGIN IMMEDIATE), committed when it resolves and rolled back when
+ * it fails. Only `npm run rotate-key` calls it, with nothing else running on the connection:
+ * every statement made while `fn` awaits belongs to the transaction.
+ */
+async function exclusively<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const result = await fn();
+    db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    if (db.inTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
 }

@@ -1,10 +1,11 @@
 import type { RunSettings } from "../../service/schemas.js";
+import type { Immediate } from "../immediate.js";
 import { type SettingsRow as Row, toSettings } from "../rows.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import type { Db } from "./db.js";
 
 /** The settings in SQLite. */
-export class SqliteSettingsStore implements SettingsStore {
+export class SqliteSettingsStore implements Immediate<SettingsStore> {
   private readonly getStmt;
   private readonly upsertStmt;
   private readonly allStmt;

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Immediate } from "../immediate.js";
 import type { TurnStore } from "../stores.js";
 import { applyTurnEvent, type NewTurn, receivedTurn, type Turn, type TurnEvent } from "../turn.js";
 import { TurnEvents } from "../turn-events.js";
@@ -6,7 +7,7 @@ import { CHANGEABLE, type TurnRow as Row, toChange, toNewRow, toTurn } from "../
 import { type Db, truncateWal } from "./db.js";
 
 /** The turns in SQLite; every transition is checked by the state machine, then written whole. */
-export class SqliteTurnStore extends TurnEvents implements TurnStore {
+export class SqliteTurnStore extends TurnEvents implements Immediate<TurnStore> {
   private readonly insertStmt;
   private readonly writeStmt;
   private readonly byIdStmt;
