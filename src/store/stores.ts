@@ -4,9 +4,9 @@ import type { NewTurn, Turn, TurnEvent, TurnOutcome } from "./turn.js";
 export type { RunSettings };
 
 /**
- * What the bot keeps, as interfaces. SQLite (`store/sqlite/`) is the default; the
- * in-memory stores (`store/memory/`) serve fast tests of the core. All of them pass the same
- * suite (test/store/stores.test.ts).
+ * What the bot keeps, as interfaces. SQLite (`store/sqlite/`) is the default, PostgreSQL
+ * (`store/postgres/`) the one replicas share; `store/in-memory.ts` is SQLite in memory, for
+ * fast tests of the core. Each passes the same suite (test/store/stores.test.ts).
  *
  * Every call returns a promise: a store on a network (PostgreSQL) must never hold the event
  * loop while it waits. What a caller read is only as true as the store's next answer: a
@@ -327,8 +327,7 @@ export interface Stores {
    * while a bot is running on the same database (`npm run rotate-key`). SQLite: the file's
    * lock, held from the open, already keeps every other process out. PostgreSQL: every bot's
    * store connection holds a shared advisory lock (postgres/replica-lock.ts), and a live
-   * conversation lease also counts. Memory: nobody else can see it, and nothing is undone
-   * when `fn` throws (its writes do not fail).
+   * conversation lease also counts.
    */
   exclusively<T>(fn: () => Promise<T>): Promise<T>;
   /** Whether the storage answers (readiness). */

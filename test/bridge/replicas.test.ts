@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Stores } from "../../src/store/stores.js";
 import { fakeCore, quiet } from "../support/fake-core.js";
 import { FakeService } from "../support/fake-service.js";

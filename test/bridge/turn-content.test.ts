@@ -6,7 +6,7 @@ import type {
   ThreadMessage,
 } from "../../src/bridge/ports.js";
 import { HISTORY_NOTE, TurnContent } from "../../src/bridge/turn-content.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Conversation } from "../../src/store/stores.js";
 import type { Turn } from "../../src/store/turn.js";
 import { systemClock } from "../../src/time.js";

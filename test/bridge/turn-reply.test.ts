@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TurnReply } from "../../src/bridge/turn-reply.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { FakeReplies } from "../support/fake-replies.js";
 

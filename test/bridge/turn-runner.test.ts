@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LiveTurn } from "../../src/bridge/live-turn.js";
 import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { fakeCore } from "../support/fake-core.js";
 import { liveTurn } from "../support/fake-replies.js";

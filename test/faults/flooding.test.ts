@@ -9,7 +9,7 @@ import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { type RunningSimulator, startSimulator } from "../../src/simulator/server.js";
 import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { systemClock } from "../../src/time.js";
 import { CHANNEL, type Harness, startHarness } from "../support/bridge-harness.js";
 import { FakeReplies } from "../support/fake-replies.js";

@@ -7,7 +7,7 @@ import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
 import { openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import { DatabaseInUse, type Stores } from "../../src/store/stores.js";

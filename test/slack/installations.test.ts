@@ -7,7 +7,7 @@ import { webClientOptions } from "../../src/slack/app.js";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
 import { ManyInstallations } from "../../src/slack/installation.js";
 import { Installations, NotInstalled } from "../../src/slack/installations.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 
 const KEY = randomBytes(32);
 

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BotTokenSealBroken, openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { StoredInstallation, Stores } from "../../src/store/stores.js";
 import { postgresStores } from "../support/postgres.js";

@@ -20,7 +20,7 @@ async function main(): Promise<unknown> {
   const options = { schema: schema as string };
   if (command === "open") {
     await go();
-    openPostgresStores(url, Date.now, options).close();
+    await openPostgresStores(url, Date.now, options).close();
     return { opened: true };
   }
   if (command === "occupy") {

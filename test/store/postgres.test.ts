@@ -190,7 +190,7 @@ describe("the PostgreSQL stores", () => {
 
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
     const schema = testSchema();
-    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
     const got = (await replicas(schema, [
       ["occupy", "slack:T:chat.startStream", "150", "100"],
       ["occupy", "slack:T:chat.startStream", "150", "100"],
@@ -199,9 +199,9 @@ describe("the PostgreSQL stores", () => {
     expect(got.reduce((a, b) => a + b, 0)).toBe(150);
   });
 
-  it("refuse a schema newer than the code, naming both versions, and leave it as it is", () => {
+  it("refuse a schema newer than the code, naming both versions, and leave it as it is", async () => {
     const schema = testSchema();
-    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
     const db = client(postgresUrl(), { schema });
     const known = MIGRATIONS.length;
     db.run("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);

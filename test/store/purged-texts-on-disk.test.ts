@@ -105,7 +105,7 @@ describe("a purged text in the SQLite file", () => {
     older.close();
     expect(sqliteFilesHolding(path, [question])).toEqual(["bridge.db"]);
 
-    openSqliteStores(path).close();
+    await openSqliteStores(path).close();
     expect(sqliteFilesHolding(path, [question])).toEqual([]);
   });
 });

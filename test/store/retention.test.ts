@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { Retention, type RetentionOptions } from "../../src/store/retention.js";
 import type { Stores } from "../../src/store/stores.js";
 import { ManualClock } from "../support/manual-clock.js";

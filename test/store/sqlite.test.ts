@@ -25,7 +25,7 @@ describe("the SQLite file", () => {
       "asst",
     );
     await first.conversations.setServiceThread(c.id, "thread-1", "U1");
-    first.close();
+    await first.close();
     const again = openSqliteStores(path);
     expect(
       await again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" }),
@@ -34,7 +34,7 @@ describe("the SQLite file", () => {
       serviceThreadId: "thread-1",
       serviceThreadOwner: "U1",
     });
-    again.close();
+    await again.close();
   });
 
   it("writes every commit through to the disk (synchronous FULL)", () => {
@@ -105,7 +105,7 @@ describe("the SQLite file", () => {
       "asst",
     );
     await first.conversations.setServiceThread(c.id, "thread-1", "U1");
-    first.close();
+    await first.close();
     const db = openDatabase(path);
     // What the migration leaves on a conversation of an earlier version.
     db.exec("UPDATE conversations SET service_thread_owner = NULL");
@@ -115,7 +115,7 @@ describe("the SQLite file", () => {
       serviceThreadId: "thread-1",
       serviceThreadOwner: null,
     });
-    again.close();
+    await again.close();
   });
 
   it("reads turns recorded before the author's team was kept as asked from their own team", async () => {
@@ -135,12 +135,12 @@ describe("the SQLite file", () => {
       content: "q",
       notes: [],
     });
-    first.close();
+    await first.close();
     const db = openDatabase(path);
     db.exec("UPDATE turns SET author_team = NULL");
     db.close();
     const again = openSqliteStores(path, () => 2_000);
     expect((await again.turns.byMessage("T", "C", "1.1"))?.authorTeam).toBe("T");
-    again.close();
+    await again.close();
   });
 });

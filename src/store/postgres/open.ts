@@ -1,16 +1,16 @@
 import { promised } from "../immediate.js";
+import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
+import { postgresDatabase } from "../sql/postgres-pool.js";
+import { SqlSettingsStore } from "../sql/settings.js";
 import type {
-  AssistantChoiceStore,
   ConversationStore,
   FeedbackStore,
   InstallationStore,
   LeaseStore,
   LinkedTokenStore,
-  SettingsStore,
   Stores,
   TurnStore,
 } from "../stores.js";
-import { PostgresAssistantChoiceStore } from "./assistant-choices.js";
 import { PostgresConversationStore } from "./conversations.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
 import { PostgresFeedbackStore } from "./feedback.js";
@@ -19,7 +19,6 @@ import { PostgresLeaseStore } from "./leases.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
 import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
-import { PostgresSettingsStore } from "./settings.js";
 import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
 import { PostgresTurnStore } from "./turns.js";
 
@@ -45,13 +44,21 @@ export function openPostgresStores(
     throw new PostgresOpenError(where, error);
   }
   const open = db;
+  // The stores moved to the query layer run on a pool of their own (sql/postgres-pool.ts):
+  // awaited, never waited for on the event loop.
+  const queries = postgresDatabase(url, {
+    schema: options.schema,
+    callTimeoutMs: options.callTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+  });
   return {
     conversations: promised<ConversationStore>(new PostgresConversationStore(open, now)),
     turns: promised<TurnStore>(new PostgresTurnStore(open, now)),
-    settings: promised<SettingsStore>(new PostgresSettingsStore(open, now)),
+    settings: new SqlSettingsStore(queries.db, now),
     feedback: promised<FeedbackStore>(new PostgresFeedbackStore(open, now)),
     linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),
-    assistantChoices: promised<AssistantChoiceStore>(new PostgresAssistantChoiceStore(open, now)),
+    assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
     leases: promised<LeaseStore>(new PostgresLeaseStore(open, now)),
     installations: promised<InstallationStore>(new PostgresInstallationStore(open, now)),
     exclusively: (fn) =>
@@ -61,7 +68,11 @@ export function openPostgresStores(
       }),
     ping: async () => open.ping(),
     close: async () => {
-      open.close();
+      try {
+        await queries.db.destroy();
+      } finally {
+        open.close();
+      }
     },
   };
 }

@@ -1,43 +1,48 @@
 import { promised } from "../immediate.js";
+import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
+import { SqlSettingsStore } from "../sql/settings.js";
+import { sqliteDatabase } from "../sql/sqlite-database.js";
 import type {
-  AssistantChoiceStore,
   ConversationStore,
   FeedbackStore,
   InstallationStore,
   LeaseStore,
   LinkedTokenStore,
-  SettingsStore,
   Stores,
   TurnStore,
 } from "../stores.js";
-import { SqliteAssistantChoiceStore } from "./assistant-choices.js";
 import { SqliteConversationStore } from "./conversations.js";
 import { type Db, openDatabase } from "./db.js";
 import { SqliteFeedbackStore } from "./feedback.js";
 import { SqliteInstallationStore } from "./installations.js";
 import { clearLeases, SqliteLeaseStore } from "./leases.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
-import { SqliteSettingsStore } from "./settings.js";
 import { SqliteTurnStore } from "./turns.js";
 
-/** Every store in one SQLite file (created and migrated if needed; see db.ts). */
+/**
+ * Every store in one SQLite file (created and migrated if needed; see db.ts), or in memory
+ * with `:memory:`.
+ */
 export function openSqliteStores(path: string, now: () => number = Date.now): Stores {
   const db = openDatabase(path);
   clearLeases(db);
+  const queries = sqliteDatabase(db);
   return {
     conversations: promised<ConversationStore>(new SqliteConversationStore(db, now)),
     turns: promised<TurnStore>(new SqliteTurnStore(db, now)),
-    settings: promised<SettingsStore>(new SqliteSettingsStore(db, now)),
+    settings: new SqlSettingsStore(queries.db, now),
     feedback: promised<FeedbackStore>(new SqliteFeedbackStore(db, now)),
     linkedTokens: promised<LinkedTokenStore>(new SqliteLinkedTokenStore(db, now)),
-    assistantChoices: promised<AssistantChoiceStore>(new SqliteAssistantChoiceStore(db, now)),
+    assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
     leases: promised<LeaseStore>(new SqliteLeaseStore(db, now)),
     installations: promised<InstallationStore>(new SqliteInstallationStore(db, now)),
     // The file is this process's alone from the open (db.ts): no other bot can be on it.
     exclusively: (fn) => exclusively(db, fn),
     ping: async () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     close: async () => {
-      db.close();
+      // The query layer closes the file if it ever used it; otherwise it is closed here.
+      await queries.db.destroy();
+      if (db.open) db.close();
     },
   };
 }
