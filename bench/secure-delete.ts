@@ -19,9 +19,9 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteConversationStore } from "../src/store/sqlite/conversations.js";
 import { type Db, openDatabase } from "../src/store/sqlite/db.js";
-import { SqliteTurnStore } from "../src/store/sqlite/turns.js";
+import { sqliteStoresOver } from "../src/store/sqlite/open.js";
+import type { Stores } from "../src/store/stores.js";
 import { median, percentile } from "./stats.js";
 
 const DEFAULT_TURNS = 2_000;
@@ -30,8 +30,8 @@ const BATCH = 500;
 interface Arm {
   name: string;
   db: Db;
-  conversations: SqliteConversationStore;
-  turns: SqliteTurnStore;
+  conversations: Stores["conversations"];
+  turns: Stores["turns"];
   life: number[];
   lifeBytes: number;
   purge: number[];
@@ -76,12 +76,12 @@ async function main(): Promise<void> {
   function arm(name: string, secureDelete: boolean): Arm {
     const db = openDatabase(join(dir, `${secureDelete ? "on" : "off"}.db`));
     if (!secureDelete) db.pragma("secure_delete = OFF");
-    const clock = () => now;
+    const { conversations, turns } = sqliteStoresOver(db, () => now);
     return {
       name,
       db,
-      conversations: new SqliteConversationStore(db, clock),
-      turns: new SqliteTurnStore(db, clock),
+      conversations,
+      turns,
       ...{ life: [], lifeBytes: 0, purge: [], purgeBytes: 0 },
     };
   }

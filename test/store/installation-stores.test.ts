@@ -128,7 +128,7 @@ describe.each(implementations)("the %s installations", (_name, open) => {
     const { installations } = stores;
     await installations.put(installation("", "T1", "xoxb-before"));
     // The workspace joined an org and was installed again.
-    installations.put(installation("E1", "T1", "xoxb-after"));
+    await installations.put(installation("E1", "T1", "xoxb-after"));
     expect((await installations.list()).map((i) => [i.enterprise, i.team])).toEqual([["E1", "T1"]]);
     await stores.close();
   });

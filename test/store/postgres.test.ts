@@ -179,7 +179,7 @@ describe("the PostgreSQL stores", () => {
       stopRequestedBy: "U1",
     });
     // The other replica moves the turn on: this one's next write starts from the row.
-    theirs.turns.recordMessage(turn.id, "msg-1");
+    await theirs.turns.recordMessage(turn.id, "msg-1");
     await expect(mine.turns.recordMessage(turn.id, "msg-2")).rejects.toThrow(IllegalTransition);
     expect(await mine.turns.recordRunAttempt(turn.id, {})).toMatchObject({
       state: "run_starting",

@@ -340,7 +340,7 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       now += 1_000;
     }
     // U1 pressed again since: their press is now the newest.
-    feedback.record("turn-a", "U1", "negative");
+    await feedback.record("turn-a", "U1", "negative");
     expect(await feedback.purge(4_000, 1)).toBe(1);
     expect((await feedback.forTurn("turn-a")).map((f) => f.user)).toEqual(["U3", "U1"]);
     expect(await feedback.purge(4_000, 10)).toBe(1);
@@ -477,10 +477,10 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     await ask("1.1", "1.2");
     expect(await leases.unattended(10)).toEqual([a.conversation, b.conversation, c.conversation]);
     // A's oldest unfinished turn is now its second, the newest of all.
-    turns.finish(a.turn, { outcome: "completed" });
+    await turns.finish(a.turn, { outcome: "completed" });
     expect(await leases.unattended(10)).toEqual([b.conversation, c.conversation, a.conversation]);
     // A live lease means someone runs it; an expired one does not.
-    leases.claim(b.conversation, "r1", 1_000);
+    await leases.claim(b.conversation, "r1", 1_000);
     expect(await leases.unattended(10)).toEqual([c.conversation, a.conversation]);
     expect(await leases.unattended(1)).toEqual([c.conversation]);
     now = 4_500;

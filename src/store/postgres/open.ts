@@ -1,21 +1,13 @@
 import { promised } from "../immediate.js";
 import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
+import { SqlConversationStore } from "../sql/conversations.js";
+import { SqlFeedbackStore } from "../sql/feedback.js";
+import { SqlLeaseStore } from "../sql/leases.js";
 import { postgresDatabase } from "../sql/postgres-pool.js";
 import { SqlSettingsStore } from "../sql/settings.js";
-import type {
-  ConversationStore,
-  FeedbackStore,
-  InstallationStore,
-  LeaseStore,
-  LinkedTokenStore,
-  Stores,
-  TurnStore,
-} from "../stores.js";
-import { PostgresConversationStore } from "./conversations.js";
+import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
-import { PostgresFeedbackStore } from "./feedback.js";
 import { PostgresInstallationStore } from "./installations.js";
-import { PostgresLeaseStore } from "./leases.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
 import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
@@ -53,13 +45,13 @@ export function openPostgresStores(
     connectTimeoutMs: options.connectTimeoutMs,
   });
   return {
-    conversations: promised<ConversationStore>(new PostgresConversationStore(open, now)),
+    conversations: new SqlConversationStore(queries.db, now),
     turns: promised<TurnStore>(new PostgresTurnStore(open, now)),
     settings: new SqlSettingsStore(queries.db, now),
-    feedback: promised<FeedbackStore>(new PostgresFeedbackStore(open, now)),
+    feedback: new SqlFeedbackStore(queries, now),
     linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),
     assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
-    leases: promised<LeaseStore>(new PostgresLeaseStore(open, now)),
+    leases: new SqlLeaseStore(queries, now),
     installations: promised<InstallationStore>(new PostgresInstallationStore(open, now)),
     exclusively: (fn) =>
       open.transactionOf(() => {

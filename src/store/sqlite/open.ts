@@ -1,21 +1,13 @@
 import { promised } from "../immediate.js";
 import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
+import { SqlConversationStore } from "../sql/conversations.js";
+import { SqlFeedbackStore } from "../sql/feedback.js";
+import { SqlLeaseStore } from "../sql/leases.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { sqliteDatabase } from "../sql/sqlite-database.js";
-import type {
-  ConversationStore,
-  FeedbackStore,
-  InstallationStore,
-  LeaseStore,
-  LinkedTokenStore,
-  Stores,
-  TurnStore,
-} from "../stores.js";
-import { SqliteConversationStore } from "./conversations.js";
+import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
 import { type Db, openDatabase } from "./db.js";
-import { SqliteFeedbackStore } from "./feedback.js";
 import { SqliteInstallationStore } from "./installations.js";
-import { clearLeases, SqliteLeaseStore } from "./leases.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { SqliteTurnStore } from "./turns.js";
 
@@ -24,17 +16,22 @@ import { SqliteTurnStore } from "./turns.js";
  * with `:memory:`.
  */
 export function openSqliteStores(path: string, now: () => number = Date.now): Stores {
-  const db = openDatabase(path);
-  clearLeases(db);
+  return sqliteStoresOver(openDatabase(path), now);
+}
+
+/** Every store over a file opened by db.ts (the bench opens its own, to set it apart). */
+export function sqliteStoresOver(db: Db, now: () => number = Date.now): Stores {
+  // The file is this process's alone (db.ts): a lease in it was left by one that died.
+  db.exec("DELETE FROM conversation_leases");
   const queries = sqliteDatabase(db);
   return {
-    conversations: promised<ConversationStore>(new SqliteConversationStore(db, now)),
+    conversations: new SqlConversationStore(queries.db, now),
     turns: promised<TurnStore>(new SqliteTurnStore(db, now)),
     settings: new SqlSettingsStore(queries.db, now),
-    feedback: promised<FeedbackStore>(new SqliteFeedbackStore(db, now)),
+    feedback: new SqlFeedbackStore(queries, now),
     linkedTokens: promised<LinkedTokenStore>(new SqliteLinkedTokenStore(db, now)),
     assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
-    leases: promised<LeaseStore>(new SqliteLeaseStore(db, now)),
+    leases: new SqlLeaseStore(queries, now),
     installations: promised<InstallationStore>(new SqliteInstallationStore(db, now)),
     // The file is this process's alone from the open (db.ts): no other bot can be on it.
     exclusively: (fn) => exclusively(db, fn),
