@@ -409,11 +409,11 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     let now = 1_000;
     const stores = open(() => now);
     const { leases, conversations } = stores;
-    const [a, b, c] = (await Promise.all(
-      ["1.1", "2.2", "3.3"].map(
-        async (threadTs) => (await conversations.ensure({ ...KEY, threadTs }, "asst")).id,
-      ),
-    )) as [number, number, number];
+    const ids: number[] = [];
+    for (const threadTs of ["1.1", "2.2", "3.3"]) {
+      ids.push((await conversations.ensure({ ...KEY, threadTs }, "asst")).id);
+    }
+    const [a, b, c] = ids as [number, number, number];
     await leases.claim(a, "r1", 100);
     await leases.claim(b, "r1", 1_000);
     await leases.claim(c, "r2", 1_000);
@@ -429,11 +429,11 @@ describe.each(implementations)("the %s stores", (_name, open) => {
   it("gives a lease back only from its holder, one at a time or all at once", async () => {
     const stores = open();
     const { leases, conversations } = stores;
-    const [a, b, c] = (await Promise.all(
-      ["1.1", "2.2", "3.3"].map(
-        async (threadTs) => (await conversations.ensure({ ...KEY, threadTs }, "asst")).id,
-      ),
-    )) as [number, number, number];
+    const ids: number[] = [];
+    for (const threadTs of ["1.1", "2.2", "3.3"]) {
+      ids.push((await conversations.ensure({ ...KEY, threadTs }, "asst")).id);
+    }
+    const [a, b, c] = ids as [number, number, number];
     await leases.claim(a, "r1", 1_000);
     await leases.claim(b, "r1", 1_000);
     await leases.claim(c, "r2", 1_000);

@@ -5,6 +5,7 @@ import { SqlFeedbackStore } from "../sql/feedback.js";
 import { SqlLeaseStore } from "../sql/leases.js";
 import { postgresDatabase } from "../sql/postgres-pool.js";
 import { SqlSettingsStore } from "../sql/settings.js";
+import { SqlTurnStore } from "../sql/turns.js";
 import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
 import { PostgresInstallationStore } from "./installations.js";
@@ -12,7 +13,6 @@ import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
 import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
 import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
-import { PostgresTurnStore } from "./turns.js";
 
 /**
  * Every store in one PostgreSQL database (its schema created and migrated if needed; see
@@ -46,7 +46,7 @@ export function openPostgresStores(
   });
   return {
     conversations: new SqlConversationStore(queries.db, now),
-    turns: promised<TurnStore>(new PostgresTurnStore(open, now)),
+    turns: new SqlTurnStore(queries, now),
     settings: new SqlSettingsStore(queries.db, now),
     feedback: new SqlFeedbackStore(queries, now),
     linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),

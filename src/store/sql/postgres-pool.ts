@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { SqlDatabase } from "./dialect.js";
 import type { Schema } from "./schema.js";
@@ -54,6 +54,7 @@ export function postgresDatabase(url: string, options: PostgresPoolOptions = {})
   return {
     db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
     arrival: "seq",
+    unfinishedByPerson: sql.raw("turns"),
     afterPurge: async () => undefined,
   };
 }

@@ -5,11 +5,11 @@ import { SqlFeedbackStore } from "../sql/feedback.js";
 import { SqlLeaseStore } from "../sql/leases.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { sqliteDatabase } from "../sql/sqlite-database.js";
+import { SqlTurnStore } from "../sql/turns.js";
 import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
 import { type Db, openDatabase } from "./db.js";
 import { SqliteInstallationStore } from "./installations.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
-import { SqliteTurnStore } from "./turns.js";
 
 /**
  * Every store in one SQLite file (created and migrated if needed; see db.ts), or in memory
@@ -26,7 +26,7 @@ export function sqliteStoresOver(db: Db, now: () => number = Date.now): Stores {
   const queries = sqliteDatabase(db);
   return {
     conversations: new SqlConversationStore(queries.db, now),
-    turns: promised<TurnStore>(new SqliteTurnStore(db, now)),
+    turns: new SqlTurnStore(queries, now),
     settings: new SqlSettingsStore(queries.db, now),
     feedback: new SqlFeedbackStore(queries, now),
     linkedTokens: promised<LinkedTokenStore>(new SqliteLinkedTokenStore(db, now)),
