@@ -205,6 +205,23 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     });
   });
 
+  it("writes the transitions of one turn asked at the same moment one after the other", async () => {
+    const stores = open();
+    const id = (await newTurn(stores, "1.1"))?.id as string;
+    // The reply records its messages while the turn's steps go on: all three must stand.
+    await Promise.all([
+      stores.turns.recordReplyAttempt(id, 0),
+      stores.turns.recordContent(id, { serviceContent: "q", contextThroughTs: null, notes: [] }),
+      stores.turns.recordReply(id, ["9.1"]),
+    ]);
+    expect(await stores.turns.byId(id)).toMatchObject({
+      state: "composed",
+      serviceContent: "q",
+      replyPostsAttempted: 1,
+      replyParts: ["9.1"],
+    });
+  });
+
   it("refuses an illegal transition and leaves the turn as it was", async () => {
     const stores = open();
     const id = (await newTurn(stores, "1.1"))?.id as string;

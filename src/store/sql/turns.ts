@@ -29,6 +29,13 @@ const FINISHED = sql.lit("finished" as const);
  */
 export class SqlTurnStore extends TurnEvents implements TurnStore {
   private readonly versions = new TurnVersions();
+  /**
+   * The transition of each turn under way in this process, so the next one starts after it:
+   * a turn's runner and its reply (which records its messages while the steps go on) write
+   * the same row, and each write is computed from the version before it. Other replicas'
+   * writes are what the compare-and-set is for.
+   */
+  private readonly writing = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly sqlDb: SqlDatabase,
@@ -212,7 +219,21 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
    * in between (a replica whose lease lapsed in a stall, a stop), the write is refused like
    * any transition the state no longer allows, never reported as done.
    */
-  protected async apply(id: string, event: TurnEvent): Promise<Turn> {
+  protected apply(id: string, event: TurnEvent): Promise<Turn> {
+    const before = this.writing.get(id) ?? Promise.resolve();
+    const next = before.then(
+      () => this.applyNow(id, event),
+      () => this.applyNow(id, event),
+    );
+    const settled = next.catch(() => undefined);
+    this.writing.set(id, settled);
+    void settled.then(() => {
+      if (this.writing.get(id) === settled) this.writing.delete(id);
+    });
+    return next;
+  }
+
+  private async applyNow(id: string, event: TurnEvent): Promise<Turn> {
     const known = this.versions.get(id);
     if (known) {
       const written = await this.writeKnown(known, event);
