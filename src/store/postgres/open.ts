@@ -6,7 +6,7 @@ import { SqlLeaseStore } from "../sql/leases.js";
 import { postgresDatabase } from "../sql/postgres-pool.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { SqlTurnStore } from "../sql/turns.js";
-import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
+import type { InstallationStore, LinkedTokenStore, Stores } from "../stores.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
 import { PostgresInstallationStore } from "./installations.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";

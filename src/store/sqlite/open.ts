@@ -6,7 +6,7 @@ import { SqlLeaseStore } from "../sql/leases.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { sqliteDatabase } from "../sql/sqlite-database.js";
 import { SqlTurnStore } from "../sql/turns.js";
-import type { InstallationStore, LinkedTokenStore, Stores, TurnStore } from "../stores.js";
+import type { InstallationStore, LinkedTokenStore, Stores } from "../stores.js";
 import { type Db, openDatabase } from "./db.js";
 import { SqliteInstallationStore } from "./installations.js";
 import { SqliteLinkedTokenStore } from "./linked-tokens.js";
