@@ -30,7 +30,7 @@ interface Timings {
 /** Turns (each seven transitions) and conversations measured; the first tenth warms up. */
 const DEFAULT_TURNS = 1_000;
 
-function main(): void {
+async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const turnsAt = argv.indexOf("--turns");
   const turns = turnsAt >= 0 ? Number(argv[turnsAt + 1]) : DEFAULT_TURNS;
@@ -42,8 +42,8 @@ function main(): void {
   const admin = new SyncPostgres(url);
   try {
     const postgres = openPostgresStores(url, Date.now, { schema });
-    report("PostgreSQL", measure(postgres, turns));
-    postgres.close();
+    report("PostgreSQL", await measure(postgres, turns));
+    await postgres.close();
   } finally {
     admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     admin.close();
@@ -52,21 +52,21 @@ function main(): void {
   const dir = mkdtempSync(join(tmpdir(), "pg-store-bench-"));
   try {
     const sqlite = openSqliteStores(join(dir, "bridge.db"));
-    report("SQLite (synchronous FULL)", measure(sqlite, turns));
-    sqlite.close();
+    report("SQLite (synchronous FULL)", await measure(sqlite, turns));
+    await sqlite.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function measure(stores: Stores, turns: number): Timings {
+async function measure(stores: Stores, turns: number): Promise<Timings> {
   const timings: Timings = { roundTrip: [], transition: [], lookup: [] };
   const warmup = Math.floor(turns / 10);
   for (let i = 0; i < turns; i++) {
     const keep = i >= warmup;
     const key = { team: "T", channel: `C${i % 20}`, threadTs: `${1_700_000_000 + i}.000100` };
-    const conversation = stores.conversations.ensure(key, "asst");
-    const turn = stores.turns.create({
+    const conversation = await stores.conversations.ensure(key, "asst");
+    const turn = await stores.turns.create({
       conversationId: conversation.id,
       ...key,
       messageTs: key.threadTs,
@@ -76,7 +76,7 @@ function measure(stores: Stores, turns: number): Timings {
     });
     if (!turn) throw new Error("the turn was not recorded");
     const id = turn.id;
-    const steps: (() => unknown)[] = [
+    const steps: (() => Promise<unknown>)[] = [
       () =>
         stores.turns.recordContent(id, { serviceContent: "q", contextThroughTs: null, notes: [] }),
       () => stores.turns.recordPostAttempt(id),
@@ -86,22 +86,23 @@ function measure(stores: Stores, turns: number): Timings {
       () => stores.turns.recordReply(id, ["1.2"]),
       () => stores.turns.finish(id, { outcome: "completed", modelUsed: "m" }),
     ];
-    for (const step of steps) time(step, keep ? timings.transition : undefined);
+    for (const step of steps) await time(step, keep ? timings.transition : undefined);
     const earlier = Math.floor(Math.random() * (i + 1));
     const lookupKey = {
       team: "T",
       channel: `C${earlier % 20}`,
       threadTs: `${1_700_000_000 + earlier}.000100`,
     };
-    time(() => stores.conversations.find(lookupKey), keep ? timings.lookup : undefined);
-    time(() => stores.ping(), keep ? timings.roundTrip : undefined);
+    await time(() => stores.conversations.find(lookupKey), keep ? timings.lookup : undefined);
+    await time(() => stores.ping(), keep ? timings.roundTrip : undefined);
   }
   return timings;
 }
 
-function time(fn: () => unknown, into: number[] | undefined): void {
+/** How long `fn`'s promise takes to settle, ms, kept in `into`. */
+async function time(fn: () => Promise<unknown>, into: number[] | undefined): Promise<void> {
   const started = performance.now();
-  fn();
+  await fn();
   into?.push(performance.now() - started);
 }
 
@@ -122,4 +123,4 @@ function report(name: string, timings: Timings): void {
   );
 }
 
-main();
+await main();

@@ -19,9 +19,9 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteConversationStore } from "../src/store/sqlite/conversations.js";
 import { type Db, openDatabase } from "../src/store/sqlite/db.js";
-import { SqliteTurnStore } from "../src/store/sqlite/turns.js";
+import { sqliteStoresOver } from "../src/store/sqlite/open.js";
+import type { Stores } from "../src/store/stores.js";
 import { median, percentile } from "./stats.js";
 
 const DEFAULT_TURNS = 2_000;
@@ -30,15 +30,15 @@ const BATCH = 500;
 interface Arm {
   name: string;
   db: Db;
-  conversations: SqliteConversationStore;
-  turns: SqliteTurnStore;
+  conversations: Stores["conversations"];
+  turns: Stores["turns"];
   life: number[];
   lifeBytes: number;
   purge: number[];
   purgeBytes: number;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const at = argv.indexOf("--turns");
   const count = at >= 0 ? Number(argv[at + 1]) : DEFAULT_TURNS;
@@ -51,7 +51,7 @@ function main(): void {
       for (const a of i % 2 === 0 ? arms : [...arms].reverse()) {
         const bytes = writtenBytes();
         const started = performance.now();
-        oneTurn(a, i, texts);
+        await oneTurn(a, i, texts);
         if (i >= count / 10) a.life.push(performance.now() - started);
         a.lifeBytes += writtenBytes() - bytes;
       }
@@ -61,7 +61,7 @@ function main(): void {
       const bytes = writtenBytes();
       for (;;) {
         const started = performance.now();
-        const purged = a.turns.purgeTexts(now, BATCH);
+        const purged = await a.turns.purgeTexts(now, BATCH);
         a.purge.push(performance.now() - started);
         if (purged < BATCH) break;
       }
@@ -76,12 +76,12 @@ function main(): void {
   function arm(name: string, secureDelete: boolean): Arm {
     const db = openDatabase(join(dir, `${secureDelete ? "on" : "off"}.db`));
     if (!secureDelete) db.pragma("secure_delete = OFF");
-    const clock = () => now;
+    const { conversations, turns } = sqliteStoresOver(db, () => now);
     return {
       name,
       db,
-      conversations: new SqliteConversationStore(db, clock),
-      turns: new SqliteTurnStore(db, clock),
+      conversations,
+      turns,
       ...{ life: [], lifeBytes: 0, purge: [], purgeBytes: 0 },
     };
   }
@@ -113,11 +113,15 @@ function writtenBytes(): number {
   return line ? Number(line[1]) : 0;
 }
 
-function oneTurn(a: Arm, i: number, texts: { question: string; context: string }): void {
+async function oneTurn(
+  a: Arm,
+  i: number,
+  texts: { question: string; context: string },
+): Promise<void> {
   const threadTs = `${1_700_000_000 + i}.000100`;
   const key = { team: "T", channel: `C${i % 20}`, threadTs };
-  const conversation = a.conversations.ensure(key, "asst");
-  const created = a.turns.create({
+  const conversation = await a.conversations.ensure(key, "asst");
+  const created = await a.turns.create({
     conversationId: conversation.id,
     ...key,
     messageTs: threadTs,
@@ -128,18 +132,18 @@ function oneTurn(a: Arm, i: number, texts: { question: string; context: string }
   if (!created) throw new Error("the turn was not recorded");
   const id = created.id;
   const { turns } = a;
-  turns.recordContent(id, {
+  await turns.recordContent(id, {
     serviceContent: `${texts.context}\n\n${texts.question}`,
     contextThroughTs: threadTs,
     notes: [],
   });
-  turns.recordReplyAttempt(id, 0);
-  turns.recordReply(id, [`${threadTs}1`]);
-  turns.recordPostAttempt(id);
-  turns.recordMessage(id, `m-${i}`);
-  turns.recordRunAttempt(id, {});
-  turns.recordRunStart(id, { runId: `r-${i}`, startedAt: 1 });
-  turns.finish(id, { outcome: "completed", modelUsed: "m" });
+  await turns.recordReplyAttempt(id, 0);
+  await turns.recordReply(id, [`${threadTs}1`]);
+  await turns.recordPostAttempt(id);
+  await turns.recordMessage(id, `m-${i}`);
+  await turns.recordRunAttempt(id, {});
+  await turns.recordRunStart(id, { runId: `r-${i}`, startedAt: 1 });
+  await turns.finish(id, { outcome: "completed", modelUsed: "m" });
 }
 
 function words(length: number): string {
@@ -148,4 +152,4 @@ function words(length: number): string {
   return text.slice(0, length);
 }
 
-main();
+await main();

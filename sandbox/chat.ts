@@ -4,6 +4,7 @@
  * place. Entries settle (scroll up for good) once every answer in flight has finished.
  */
 import { createInterface } from "node:readline";
+import type { Turn } from "../src/store/turn.js";
 import { tsToMicros } from "../tools/fake-slack/messages.js";
 import { nextTs } from "../tools/slack-requests.js";
 import { layout } from "./layout.js";
@@ -97,17 +98,41 @@ export function runChat(options: ChatOptions): Promise<void> {
   const attributed = new Set<string>();
   /** When each message's turn was first seen finished (the log line of a takeover may lag). */
   const finishedAt = new Map<string, number>();
+  /**
+   * Each message's turn as last read, and (with replicas) who answered a finished one: the
+   * store answers asynchronously, so each frame starts a read and draws what the last one saw.
+   */
+  const turnsRead = new Map<string, Turn>();
+  const answeredRead = new Map<string, number[]>();
+  let reading = false;
+  const readTurns = async () => {
+    if (reading) return;
+    reading = true;
+    try {
+      for (const ts of acknowledged.keys()) {
+        const turn = await ws.turnFor(ts);
+        if (turn) turnsRead.set(ts, turn);
+        if (ws.replicas && turn?.state === "finished") {
+          answeredRead.set(ts, await ws.replicas.answeredBy(ts));
+        }
+      }
+    } catch {
+      // The next frame reads again (a replica's database may be between connections).
+    } finally {
+      reading = false;
+    }
+  };
   /** With replicas: once a message's turn has finished, which replica(s) answered it. */
   const replicaNotes = () => {
     const view = ws.replicas;
     if (!view) return;
     for (const ts of acknowledged.keys()) {
-      if (attributed.has(ts) || ws.turnFor(ts)?.state !== "finished") continue;
+      if (attributed.has(ts) || turnsRead.get(ts)?.state !== "finished") continue;
       const at = finishedAt.get(ts) ?? now();
       finishedAt.set(ts, at);
-      if (now() - at < ATTRIBUTION_DELAY_MS) continue;
+      const seen = answeredRead.get(ts);
+      if (now() - at < ATTRIBUTION_DELAY_MS || seen === undefined) continue;
       attributed.add(ts);
-      const seen = view.answeredBy(ts);
       const received = view.receivedBy(ts);
       if (seen.length > 1) {
         sandboxNote(`Answered by ${seen.map((n) => `replica ${n}`).join(" → ")} (taken over).`);
@@ -146,7 +171,7 @@ export function runChat(options: ChatOptions): Promise<void> {
 
   const answered = (item: ChatItem): boolean => {
     if (item.kind !== "person") return true;
-    const turn = ws.turnFor(item.ts);
+    const turn = turnsRead.get(item.ts);
     // With replicas, the note of who answered comes with the answer.
     if (turn) return turn.state === "finished" && (!ws.replicas || attributed.has(item.ts));
     const at = acknowledged.get(item.ts);
@@ -168,6 +193,7 @@ export function runChat(options: ChatOptions): Promise<void> {
 
   const frame = () => {
     if (left) return;
+    void readTurns();
     const live = items().filter((item) => !committed.has(keyOf(item)));
     const busy = sending > 0 || live.some((item) => stopTurnOf(item) !== undefined);
     if (live.length > 0 && !busy && live.every(answered)) {

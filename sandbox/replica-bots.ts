@@ -33,7 +33,7 @@ export interface ReplicaView {
   /** The replica that acknowledged the request carrying this message. */
   receivedBy(messageTs: string): number | undefined;
   /** The replicas seen holding the message's conversation while its turn ran, in order. */
-  answeredBy(messageTs: string): number[];
+  answeredBy(messageTs: string): Promise<number[]>;
   /** SIGKILLs replica `n`; false when there is no such live replica. */
   kill(n: number): Promise<boolean>;
   /** Live leases per replica number. */
@@ -44,7 +44,7 @@ export interface ReplicaBots {
   view: ReplicaView;
   /** Posts to the next live replica (another when it cannot be reached). */
   post(kind: RequestKind, payload: Payload, messageTs?: string): Promise<BotResponse>;
-  turnFor(team: string, channel: string, messageTs: string): Turn | undefined;
+  turnFor(team: string, channel: string, messageTs: string): Promise<Turn | undefined>;
   /** Resolves once no turn is unfinished. */
   idle(): Promise<void>;
   close(graceMs: number): Promise<void>;
@@ -95,7 +95,7 @@ export async function startReplicaBots(options: ReplicaBotsOptions): Promise<Rep
     // The sandbox's own reading of the turns (the stores' synchronous client), after the
     // replicas migrated the schema.
     const stores: Stores = openPostgresStores(database.url);
-    cleanup.push(async () => stores.close());
+    cleanup.push(async () => await stores.close());
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     cleanup.push(() => pool.end());
     const watch = watchHolders(pool, replicas);
@@ -108,8 +108,8 @@ export async function startReplicaBots(options: ReplicaBotsOptions): Promise<Rep
         list: replicas,
         database: database.name,
         receivedBy: (ts) => received.get(ts),
-        answeredBy(ts) {
-          const turn = stores.turns.byMessage(options.team, options.channel, ts);
+        async answeredBy(ts) {
+          const turn = await stores.turns.byMessage(options.team, options.channel, ts);
           const seen = watch.seen.get(ts) ?? [];
           if (!turn) return seen;
           return withTakeovers(seen, takeovers.since(turn.conversationId, turn.createdAt));
@@ -140,7 +140,7 @@ export async function startReplicaBots(options: ReplicaBotsOptions): Promise<Rep
       },
       turnFor: (team, channel, ts) => stores.turns.byMessage(team, channel, ts),
       async idle() {
-        while (stores.turns.unfinished().length > 0) {
+        while ((await stores.turns.unfinished()).length > 0) {
           await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
         }
       },

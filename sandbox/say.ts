@@ -49,7 +49,7 @@ export async function say(ws: Workspace, question: string, timeoutMs: number): P
   }
   const shown = replies();
   const answer = answerText(shown, ctx);
-  const turn = ws.turnFor(ts);
+  const turn = await ws.turnFor(ts);
   if (turn?.outcome === "completed") return { ok: true, answer };
   const last = shown.at(-1);
   // The first status line says how it ended; later ones (the model) are detail.

@@ -68,7 +68,7 @@ export interface Workspace {
   /** Presses the Stop button of the reply with this turn id. */
   pressStop(turnId: string, messageTs: string): Promise<void>;
   /** The bot's turn for one of the person's messages, once the bot has recorded it. */
-  turnFor(messageTs: string): Turn | undefined;
+  turnFor(messageTs: string): Promise<Turn | undefined>;
   /** Resolves once the bot (every replica) has no turn left to run. */
   idle(): Promise<void>;
   /** Stops the bot (giving answers `graceMs` to finish), the fake Slack and the simulator. */
@@ -79,7 +79,7 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
   const started: { close(): Promise<unknown> }[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "bridge-sandbox-"));
   let closing: Promise<void> | undefined;
-  const closeAll = () => {
+  const closeAll = async () => {
     closing ??= (async () => {
       for (const item of started.reverse()) await item.close().catch(() => undefined);
       rmSync(dataDir, { recursive: true, force: true });
@@ -199,7 +199,8 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
           }),
         );
       },
-      turnFor: (messageTs) => (closing ? undefined : bots.turnFor(SANDBOX_CHANNEL, messageTs)),
+      turnFor: async (messageTs) =>
+        closing ? undefined : bots.turnFor(SANDBOX_CHANNEL, messageTs),
       idle: () => bots.idle(),
       async close(grace = 1_000) {
         graceMs = grace;
@@ -215,7 +216,7 @@ export async function startWorkspace(options: WorkspaceOptions): Promise<Workspa
 /** The bot side of the workspace: one bot in this process, or replicas. */
 interface Bots {
   post(kind: RequestKind, payload: Payload, messageTs?: string): Promise<BotResponse>;
-  turnFor(channel: string, messageTs: string): Turn | undefined;
+  turnFor(channel: string, messageTs: string): Promise<Turn | undefined>;
   idle(): Promise<void>;
   replicas: ReplicaView | undefined;
   close(graceMs: number): Promise<void>;
@@ -233,7 +234,7 @@ async function inProcessBot(
     pretty: true,
     destination: logFile,
   });
-  const bot = createBot(config, logger);
+  const bot = await createBot(config, logger);
   const { port } = await bot.start();
   const endpoint = `http://127.0.0.1:${port}/slack/events`;
   const secret = env.SLACK_SIGNING_SECRET ?? "";

@@ -50,9 +50,13 @@ export interface Bot {
  * The composition root: config → store → service client → Slack app → bridge → listeners.
  * It only wires; each side is put together in `wiring/`, start and stop in `lifecycle.ts`.
  */
-export function createBot(config: Config, logger: Logger, clock: Clock = systemClock): Bot {
+export async function createBot(
+  config: Config,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<Bot> {
   const metrics = createMetrics();
-  const stores = openStores({ path: config.databasePath, url: config.database.url }, () =>
+  const stores = await openStores({ path: config.databasePath, url: config.database.url }, () =>
     clock.now(),
   );
   // People's tokens are keyed by the installation's workspace, known once Slack is wired below

@@ -69,7 +69,7 @@ export function botLifecycle(parts: LifecycleParts) {
       }
       const opsPort = opsServer?.port ?? port;
       connection.started();
-      const resumed = bridge.resume();
+      const resumed = await bridge.resume();
       await parts.retention.start();
       const mode = config.slack.appToken ? "socket" : "http";
       const opsHost = config.ops.server?.host ?? "every interface";
@@ -88,7 +88,11 @@ export function botLifecycle(parts: LifecycleParts) {
       bridge.shutdown();
       await settleWithin(bridge.idle(), UNWIND_MS, clock);
       // Another replica takes the conversations on now, rather than once their leases expire.
-      const handedBack = bridge.handBack();
+      const handedBack = await bridge.handBack().catch((error: unknown) => {
+        // They expire instead: another replica takes them on after LEASE_SECONDS.
+        logger.warn({ err: String(error) }, "could not hand the conversations back");
+        return 0;
+      });
       if (handedBack > 0) logger.info({ conversations: handedBack }, "conversations handed back");
       // A client that holds its connection open (a half-sent request) must not hold the exit.
       await settleWithin(app.stop(), UNWIND_MS, clock);

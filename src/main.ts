@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel, secrets: configuredSecrets(config) });
-  const bot = createBot(config, logger);
+  const bot = await createBot(config, logger);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -35,7 +35,7 @@ export interface BridgeDeps {
   runner: TurnRunner;
   logger: BridgeLogger;
   /** The assistant a new conversation talks to. */
-  assistantFor: (inbound: Inbound) => string;
+  assistantFor: (inbound: Inbound) => Promise<string>;
   /** How replies reach Slack. */
   replies: ReplyStrategy;
   /** The first words of an answer were shown (metrics). */
@@ -79,6 +79,12 @@ export class Bridge {
   private readonly leases: ConversationLeases;
   /** Conversations of turns just accepted, attended once Slack has been answered (afterAck). */
   private readonly attending = new Set<Promise<void>>();
+  /**
+   * Per conversation, the hand-on work under way (attend, recheck, drained, a stop's claim),
+   * one at a time: each reads the store and then claims, schedules or releases, so none may
+   * act on a read another one's write has made stale (a release after a claim it did not see).
+   */
+  private readonly handing = new Map<number, Promise<unknown>>();
   private accepting = true;
 
   constructor(private readonly deps: BridgeDeps) {
@@ -95,27 +101,31 @@ export class Bridge {
     );
   }
 
-  /**
-   * Resolves once what `accept` recorded would survive a power cut, not only the process
-   * being killed: Slack is told a question arrived only then (Stores.durable).
-   */
+  /** Resolves once every write made so far would survive a power cut (Stores.durable). */
   readonly durable = (): Promise<void> => this.deps.durable?.() ?? Promise.resolve();
 
   /**
-   * Records an inbound message and schedules its answer. Returns at once; the answer is
-   * worked on after the caller has acknowledged Slack.
+   * Records an inbound message and schedules its answer. Resolves once the turn is recorded
+   * (the caller acknowledges Slack only then); the answer is worked on after that.
+   *
+   * Across its awaits: the conversation is an upsert on its thread's unique key, and the turn
+   * an insert on its message's, so two deliveries of one message (a Slack retry, another
+   * replica) record one turn and the other is a duplicate. The per-person limit is read before
+   * the insert: questions of one person arriving at the same instant may pass it together.
    */
-  accept(inbound: Inbound): AcceptResult {
+  async accept(inbound: Inbound): Promise<AcceptResult> {
     const { conversations, turns } = this.deps;
     const key = { team: inbound.team, channel: inbound.channel, threadTs: inbound.threadTs };
     const asked = inbound.mentioned || inbound.isDirect;
     // A question that starts its thread has no conversation yet (a redelivery's, ensure finds).
-    const found = asked && inbound.ts === inbound.threadTs ? undefined : conversations.find(key);
+    const found =
+      asked && inbound.ts === inbound.threadTs ? undefined : await conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
-    const conversation = found ?? conversations.ensure(key, this.deps.assistantFor(inbound));
-    const overLimit = this.overLimit(inbound.team, inbound.user);
-    const turn = turns.create({
+    const conversation =
+      found ?? (await conversations.ensure(key, await this.deps.assistantFor(inbound)));
+    const overLimit = await this.overLimit(inbound.team, inbound.user);
+    const turn = await turns.create({
       conversationId: conversation.id,
       team: inbound.team,
       channel: inbound.channel,
@@ -128,10 +138,13 @@ export class Bridge {
       content: overLimit ? "" : inbound.text,
       notes: !overLimit && inbound.hasFiles ? [FILES_NOTE] : [],
     });
+    // On the disk before Slack is told it arrived (a power cut must not lose it); a retry's
+    // first delivery may still be on its way there.
+    await this.durable();
     if (!turn) return "duplicate";
     if (overLimit) {
       // Kept as finished, so that a Slack retry of this message is not answered later either.
-      turns.finish(turn.id, { outcome: "error" });
+      await turns.finish(turn.id, { outcome: "error" });
       const limit = this.deps.maxQueuedPerPerson;
       this.deps.logger.info({ turn: turn.id, limit }, "turn refused: too many queued turns");
       return "over_limit";
@@ -154,9 +167,10 @@ export class Bridge {
    * the Slack edge can spend nothing more (no name lookups) on a message that will not be
    * answered.
    */
-  overLimit(team: string, user: string): boolean {
-    const limit = this.deps.maxQueuedPerPerson ?? Number.POSITIVE_INFINITY;
-    return this.deps.turns.unfinishedCountBy(team, user) >= limit;
+  async overLimit(team: string, user: string): Promise<boolean> {
+    const limit = this.deps.maxQueuedPerPerson;
+    if (limit === undefined) return false;
+    return (await this.deps.turns.unfinishedCountBy(team, user)) >= limit;
   }
 
   /**
@@ -165,21 +179,21 @@ export class Bridge {
    * messages that would not be answered anyway. Channels: a mention starts or continues a
    * conversation; other thread replies only continue one. DMs: every message is answered.
    */
-  wouldAnswer(
+  async wouldAnswer(
     inbound: Pick<Inbound, "team" | "channel" | "threadTs" | "mentioned" | "isDirect">,
-  ): boolean {
+  ): Promise<boolean> {
     if (inbound.mentioned || inbound.isDirect) return true;
     const { team, channel, threadTs } = inbound;
-    return this.deps.conversations.find({ team, channel, threadTs }) !== undefined;
+    return (await this.deps.conversations.find({ team, channel, threadTs })) !== undefined;
   }
 
   /**
    * Takes on the unfinished work nobody holds (after a restart, or a replica's death), then
    * keeps looking for it; returns how many turns were scheduled now.
    */
-  resume(): number {
+  async resume(): Promise<number> {
     const before = this.live.size;
-    this.leases.start();
+    await this.leases.start();
     const resumed = this.live.size - before;
     if (resumed > 0) this.deps.logger.info({ count: resumed }, "resuming unfinished turns");
     return resumed;
@@ -200,7 +214,7 @@ export class Bridge {
     user: string,
     where?: { team: string | undefined; channel: string | undefined },
   ): Promise<StopResult> {
-    const turn = this.deps.turns.byId(turnId);
+    const turn = await this.deps.turns.byId(turnId);
     if (!turn || turn.state === "finished") return "not_running";
     const elsewhere =
       where !== undefined &&
@@ -216,7 +230,7 @@ export class Bridge {
     channel: string,
     user: string,
   ): Promise<{ stopped: Turn[]; failed: Turn[] }> {
-    const mine = this.deps.turns.activeFor(team, channel, user);
+    const mine = await this.deps.turns.activeFor(team, channel, user);
     const results = await Promise.all(mine.map((turn) => this.stopTurn(turn, user)));
     return {
       stopped: mine.filter((_, i) => results[i]),
@@ -243,9 +257,10 @@ export class Bridge {
       turn.channel === channel &&
       turn.threadTs === threadTs &&
       this.live.get(turn.id)?.stage !== "ended";
-    const mine = this.deps.turns.activeFor(team, channel, user).filter(inThread);
+    const mine = (await this.deps.turns.activeFor(team, channel, user)).filter(inThread);
     if (mine.length === 0) {
-      const theirs = [...this.live.keys()].map((id) => this.deps.turns.byId(id)).find(inThread);
+      const live = await Promise.all([...this.live.keys()].map((id) => this.deps.turns.byId(id)));
+      const theirs = live.find(inThread);
       return theirs ? { result: "not_owner", asker: theirs.user } : { result: "not_running" };
     }
     const results = await Promise.all(mine.map((turn) => this.stopTurn(turn, user)));
@@ -257,10 +272,11 @@ export class Bridge {
    * are. Nothing can be shown there any more, so each ends without a word in Slack (`gone`
    * is why, for the log) and its run at the service, if any, is stopped. How many stopped.
    */
-  abandon(team: string, gone: Error): number {
+  async abandon(team: string, gone: Error): Promise<number> {
     let count = 0;
-    for (const live of this.live.values()) {
-      const turn = this.deps.turns.byId(live.id);
+    for (const live of [...this.live.values()]) {
+      const turn = await this.deps.turns.byId(live.id);
+      // The stage as it is now, after the read: a turn that ended meanwhile is left alone.
       if (turn === undefined || turn.team !== team || live.stage === "ended") continue;
       live.unshown ??= gone;
       count++;
@@ -272,17 +288,20 @@ export class Bridge {
   }
 
   /** This person's unfinished turns in this channel, with whether each is running. */
-  activeFor(team: string, channel: string, user: string): { turn: Turn; running: boolean }[] {
+  async activeFor(
+    team: string,
+    channel: string,
+    user: string,
+  ): Promise<{ turn: Turn; running: boolean }[]> {
     // A turn whose ending is being shown is no longer active, though not yet recorded finished.
-    return this.deps.turns
-      .activeFor(team, channel, user)
+    return (await this.deps.turns.activeFor(team, channel, user))
       .filter((turn) => this.live.get(turn.id)?.stage !== "ended")
       .map((turn) => ({ turn, running: this.live.get(turn.id)?.stage === "running" }));
   }
 
   /** The Slack user who asked the question of this turn. */
-  ownerOf(turnId: string): string | undefined {
-    return this.deps.turns.byId(turnId)?.user;
+  async ownerOf(turnId: string): Promise<string | undefined> {
+    return (await this.deps.turns.byId(turnId))?.user;
   }
 
   /** Stops starting answers: new messages are only recorded, for the next start. */
@@ -300,14 +319,16 @@ export class Bridge {
    * Hands every conversation lease back, once the turns have stopped: another replica takes
    * them on at its next sweep instead of waiting for them to expire.
    */
-  handBack(): number {
+  handBack(): Promise<number> {
     return this.leases.handBack();
   }
 
   /** Resolves when every accepted turn has been scheduled and every scheduled one finished. */
   async idle(): Promise<void> {
-    while (this.attending.size > 0) await Promise.all(this.attending);
-    await this.queue.idle();
+    while (this.attending.size > 0 || this.handing.size > 0 || this.queue.size > 0) {
+      await Promise.all([...this.attending, ...this.handing.values()]);
+      await this.queue.idle();
+    }
   }
 
   get pendingConversations(): number {
@@ -315,23 +336,33 @@ export class Bridge {
   }
 
   /** Claims the conversation and schedules its unfinished turns not yet scheduled here. */
-  private attend(conversationId: number): void {
-    if (!this.accepting || !this.leases.claim(conversationId)) return;
-    this.scheduleNew(this.deps.turns.unfinishedIn(conversationId));
+  private attend(conversationId: number): Promise<void> {
+    return this.handOn(conversationId, async () => {
+      if (!this.accepting || !(await this.leases.claim(conversationId))) return;
+      const unfinished = await this.deps.turns.unfinishedIn(conversationId);
+      // Read after the claim: every turn recorded before it is in the read, and one recorded
+      // after it is found by the holder's next look (drained, the sweep's recheck).
+      if (this.accepting && this.leases.holds(conversationId)) this.scheduleNew(unfinished);
+    });
   }
 
   /** Schedules the turns of conversations this process holds that are not scheduled here yet. */
-  private recheck(conversationIds: number[]): void {
+  private async recheck(conversationIds: number[]): Promise<void> {
     if (!this.accepting) return;
-    const unfinished = this.deps.turns.unfinishedInAny(conversationIds);
-    for (const id of conversationIds) {
-      if (this.leases.holds(id))
-        this.scheduleNew(unfinished.filter((t) => t.conversationId === id));
-    }
+    const unfinished = await this.deps.turns.unfinishedInAny(conversationIds);
+    await Promise.all(
+      conversationIds.map((id) =>
+        this.handOn(id, async () => {
+          // Held still, now that the hand-on work before this one has run (it may have released).
+          if (!this.accepting || !this.leases.holds(id)) return;
+          this.scheduleNew(unfinished.filter((t) => t.conversationId === id));
+        }),
+      ),
+    );
   }
 
   /** One conversation's unfinished turns, in order: those not yet run or scheduled here. */
-  private scheduleNew(unfinished: Turn[]): void {
+  private scheduleNew(unfinished: readonly Turn[]): void {
     const fresh = unfinished.filter(
       (turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id),
     );
@@ -343,21 +374,30 @@ export class Bridge {
    * hand the lease back. A turn that ran here and is still unfinished keeps the lease: it is
    * not run again until the next start, by any replica.
    */
-  private drained(conversationId: number): void {
+  private drained(conversationId: number): Promise<void> {
+    return this.handOn(conversationId, () => this.drainedNow(conversationId));
+  }
+
+  private async drainedNow(conversationId: number): Promise<void> {
+    // Work scheduled since its queue emptied (a recheck, an attend): its end drains again.
+    if (this.queue.pending(String(conversationId)) > 0) return;
     if (!this.accepting || !this.leases.holds(conversationId)) return;
-    const left = this.deps.turns.unfinishedIn(conversationId);
+    const left = await this.deps.turns.unfinishedIn(conversationId);
     this.forgetRan(conversationId, (id) => !left.some((turn) => turn.id === id));
     if (left.some((turn) => this.ranHere.has(turn.id))) {
       this.deps.logger.warn({ conversation: conversationId }, "a turn was left unfinished");
       return;
     }
     if (left.length > 0) {
-      this.attend(conversationId);
+      // Held: as attend, within this hand-on work (a queued attend would come after it).
+      if (this.accepting) this.scheduleNew(left);
       return;
     }
-    this.leases.release(conversationId);
+    await this.leases.release(conversationId);
     // A turn recorded by another replica between the read above and the release.
-    if (this.deps.turns.unfinishedIn(conversationId).length > 0) this.attend(conversationId);
+    if ((await this.deps.turns.unfinishedIn(conversationId)).length > 0) {
+      void this.attend(conversationId);
+    }
   }
 
   private forgetRan(conversationId: number, which: (turnId: string) => boolean): void {
@@ -415,7 +455,7 @@ export class Bridge {
         this.live.delete(turn.id);
         if (this.queue.pending(key) === 0) {
           this.lastShown.delete(key);
-          this.guarded(() => this.drained(turn.conversationId));
+          void this.drained(turn.conversationId);
         }
       });
   }
@@ -426,24 +466,36 @@ export class Bridge {
    * (store round trips, budget takes) need not hold the answer back. Slack allows 3 s and a
    * person sees nothing of it, but every replica's acknowledgements queue behind that work.
    */
-  private afterAck(work: () => void): void {
+  private afterAck(work: () => Promise<void>): void {
     const done = new Promise<void>((resolve) => {
       setImmediate(() => {
-        this.guarded(work);
-        resolve();
+        void work().finally(resolve);
       });
     });
     this.attending.add(done);
     void done.then(() => this.attending.delete(done));
   }
 
-  /** A store failure while handing work on is logged; the sweep finds the work again. */
-  private guarded(work: () => void): void {
-    try {
-      work();
-    } catch (error) {
+  /**
+   * Runs `work` after the conversation's hand-on work before it. A store failure is logged,
+   * never thrown: the sweep finds the work again.
+   */
+  private handOn(conversationId: number, work: () => Promise<void>): Promise<void> {
+    return this.serially(conversationId, work).catch((error: unknown) => {
       this.deps.logger.warn({ err: String(error) }, "could not hand a conversation on");
-    }
+    });
+  }
+
+  /** `work` after the conversation's hand-on work before it; its result, or its failure. */
+  private serially<T>(conversationId: number, work: () => Promise<T>): Promise<T> {
+    const before = this.handing.get(conversationId) ?? Promise.resolve();
+    const next = before.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.handing.set(conversationId, settled);
+    void settled.then(() => {
+      if (this.handing.get(conversationId) === settled) this.handing.delete(conversationId);
+    });
+    return next;
   }
 
   private replyOf(turn: Turn): TurnReply {
@@ -463,12 +515,15 @@ export class Bridge {
     // Its run exists: stopped at the service, whichever replica follows it sees it end.
     if (turn.runId !== null) return this.deps.runner.stop(this.unheld(turn), user);
     // Another replica holds the conversation: it stops the turn at its next step.
-    if (!this.leases.claim(turn.conversationId)) return this.deps.turns.requestStop(turn.id, user);
+    const id = turn.conversationId;
+    const claimed = await this.serially(id, () => this.leases.claim(id));
+    if (!claimed) return this.deps.turns.requestStop(turn.id, user);
     // Nobody does (finished meanwhile, recorded while stopping, a replica died): ended here.
+    // The runner reads the turn again before it writes its end, and ends a finished one never.
     try {
       return await this.deps.runner.stop(this.unheld(turn), user);
     } finally {
-      this.guarded(() => this.drained(turn.conversationId));
+      void this.drained(id);
     }
   }
 

@@ -15,12 +15,12 @@ export interface LeaseOptions {
 
 export interface LeaseHooks {
   /** A conversation nobody holds has unfinished turns: claim it and run them. */
-  attend(conversationId: number): void;
+  attend(conversationId: number): Promise<void>;
   /**
    * The conversations this process holds may have turns recorded by another replica: run what
    * is new (one read for all of them).
    */
-  recheck(conversationIds: number[]): void;
+  recheck(conversationIds: number[]): Promise<void>;
   /** The lease of a conversation this process held is gone: its turns must stop here. */
   lost(conversationId: number): void;
   /** A conversation was taken over from a replica whose lease had expired (metrics). */
@@ -41,6 +41,9 @@ export class ConversationLeases {
   private renewedAt: number;
   private cancelRenew: (() => void) | undefined;
   private cancelSweep: (() => void) | undefined;
+  /** A renewal or a sweep under way: a timer that fires meanwhile skips its turn. */
+  private renewing = false;
+  private sweeping = false;
 
   constructor(
     private readonly store: LeaseStore,
@@ -50,11 +53,14 @@ export class ConversationLeases {
     this.renewedAt = options.clock.now();
   }
 
-  /** Whether this process holds (or now took) the conversation's lease. */
-  claim(conversationId: number): boolean {
+  /**
+   * Whether this process holds (or now took) the conversation's lease. The store's claim is
+   * one conditional upsert: of two replicas claiming at once, one wins.
+   */
+  async claim(conversationId: number): Promise<boolean> {
     if (this.held.has(conversationId)) return true;
     const { holder, ttlMs } = this.options;
-    const claim = this.store.claim(conversationId, holder, ttlMs);
+    const claim = await this.store.claim(conversationId, holder, ttlMs);
     if (claim === "refused") return false;
     this.held.add(conversationId);
     if (claim === "taken_over") {
@@ -68,9 +74,10 @@ export class ConversationLeases {
     return this.held.has(conversationId);
   }
 
-  release(conversationId: number): void {
+  /** Gives the lease back; from this call on, `holds` says no. */
+  async release(conversationId: number): Promise<void> {
     if (!this.held.delete(conversationId)) return;
-    this.store.release(conversationId, this.options.holder);
+    await this.store.release(conversationId, this.options.holder);
   }
 
   get count(): number {
@@ -78,14 +85,14 @@ export class ConversationLeases {
   }
 
   /** Starts renewing and sweeping; the first sweep runs now (work left by a previous start). */
-  start(): void {
-    this.sweep();
+  async start(): Promise<void> {
+    await this.sweep();
     this.armRenew();
     this.armSweep();
   }
 
   /** Stops renewing and sweeping, and hands every lease back for another replica to take. */
-  handBack(): number {
+  handBack(): Promise<number> {
     this.cancelRenew?.();
     this.cancelSweep?.();
     this.held.clear();
@@ -96,50 +103,68 @@ export class ConversationLeases {
    * Claims what nobody works on, oldest waiting first, and looks again at what this process
    * holds (a turn recorded by another replica while the holder's queue was not draining).
    */
-  sweep(): void {
-    for (const id of this.store.unattended(SWEEP_LIMIT)) {
-      if (!this.held.has(id)) this.hooks.attend(id);
-    }
-    if (this.held.size > 0) this.hooks.recheck([...this.held]);
+  async sweep(): Promise<void> {
+    const unattended = await this.store.unattended(SWEEP_LIMIT);
+    const attending = unattended
+      .filter((id) => !this.held.has(id))
+      .map((id) => this.hooks.attend(id));
+    const rechecking = this.held.size > 0 ? [this.hooks.recheck([...this.held])] : [];
+    await Promise.all([...attending, ...rechecking]);
   }
 
   private armRenew(): void {
     const { clock, ttlMs } = this.options;
     this.cancelRenew = clock.timer(Math.max(1, Math.floor(ttlMs / 3)), () => {
-      this.renew();
+      if (!this.renewing) {
+        this.renewing = true;
+        void this.renew().finally(() => {
+          this.renewing = false;
+        });
+      }
       this.armRenew();
     });
   }
 
   private armSweep(): void {
     this.cancelSweep = this.options.clock.timer(this.options.sweepMs, () => {
-      this.guarded("sweep", () => this.sweep());
+      if (!this.sweeping) {
+        this.sweeping = true;
+        void this.guarded("sweep", () => this.sweep()).finally(() => {
+          this.sweeping = false;
+        });
+      }
       this.armSweep();
     });
   }
 
-  private renew(): void {
+  /**
+   * Renews every lease held; one the store no longer has for this holder is lost. Only the
+   * leases held when the renewal was sent are judged by its answer: one claimed while it was
+   * on its way is not in it, and not lost.
+   */
+  private async renew(): Promise<void> {
     const { clock, holder, ttlMs } = this.options;
+    const asked = [...this.held];
     let kept: Set<number>;
     try {
-      kept = new Set(this.store.renew(holder, ttlMs));
+      kept = new Set(await this.store.renew(holder, ttlMs));
       this.renewedAt = clock.now();
     } catch (error) {
       this.options.logger.warn({ err: String(error) }, "could not renew conversation leases");
       if (clock.now() - this.renewedAt < ttlMs) return;
       kept = new Set();
     }
-    for (const id of [...this.held]) {
-      if (kept.has(id)) continue;
+    for (const id of asked) {
+      if (kept.has(id) || !this.held.has(id)) continue;
       this.held.delete(id);
       this.options.logger.warn({ conversation: id }, "conversation lease lost");
       this.hooks.lost(id);
     }
   }
 
-  private guarded(what: string, work: () => void): void {
+  private async guarded(what: string, work: () => Promise<void>): Promise<void> {
     try {
-      work();
+      await work();
     } catch (error) {
       this.options.logger.warn({ err: String(error), what }, "conversation leases");
     }

@@ -28,12 +28,12 @@ export interface CallOptions {
   threadOwner?: string;
   onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
   /**
-   * Called synchronously just before the request is written to its connection (after its
-   * wait in the budget and its connection's opening): what it records is kept before the
-   * service can act. If it throws, nothing is sent. `identity`
-   * is whom the request is sent as: "shared", or the person whose own token it carries.
+   * Called once the request has its connection (after its wait in the budget and its
+   * connection's opening); nothing is written to it until what it returns has resolved: what
+   * it records is kept before the service can act. If it throws or rejects, nothing is sent.
+   * `identity` is whom the request is sent as: "shared", or the person whose own token it carries.
    */
-  onSend?: (sent: { identity: string }) => void;
+  onSend?: (sent: { identity: string }) => void | Promise<void>;
 }
 
 /** Who a conversation's service call is for: the asker, and whose the service thread is. */
@@ -74,7 +74,7 @@ export interface AssistantService {
   /** `body` as a function is read when the start leaves the budget queue. */
   startRun(
     threadId: string,
-    body: RunStartBody | (() => RunStartBody),
+    body: RunStartBody | (() => RunStartBody | Promise<RunStartBody>),
     opts?: CallOptions,
   ): Promise<Run>;
   getRun(runId: string, opts?: CallOptions): Promise<Run>;
@@ -169,15 +169,19 @@ export interface ReplyTarget {
   };
 }
 
-/** What a renderer tells its turn, to be recorded at once (store/turn.ts: reply events). */
+/**
+ * What a renderer tells its turn, to be recorded at once (store/turn.ts: reply events). Each
+ * resolves once it is recorded: a post is sent only after its attempt is (so a retry after a
+ * crash looks for it first), and a failure to record is the renderer's failure.
+ */
 export interface ReplyRecorder {
   /** The list of the turn's reply messages changed. */
-  parts(parts: string[]): void;
+  parts(parts: string[]): Promise<void>;
   /**
    * The reply message at index `part` (0: the placeholder) is about to be posted: resolves
    * once that is recorded for good (it would survive a power cut), when the post may go.
    */
-  posting(part: number): void | Promise<void>;
+  posting(part: number): Promise<void>;
 }
 
 export interface ReplyStrategy {

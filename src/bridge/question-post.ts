@@ -33,12 +33,14 @@ export class QuestionPost {
         const found = await this.findPosted(threadId, text, turn.conversationId, context);
         if (found) return turns.recordMessage(turn.id, found);
       }
-      current = turns.recordPostAttempt(turn.id);
+      // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after it
+      // looks before posting again.
+      current = await turns.recordPostAttempt(turn.id);
       await this.deps.durable?.();
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return turns.recordMessage(turn.id, message.id);
     }, context.outage);
-    content.posted(posted, context.conversation);
+    await content.posted(posted, context.conversation);
     return posted;
   };
 
@@ -53,7 +55,7 @@ export class QuestionPost {
     conversationId: number,
     context: StepContext,
   ): Promise<string | undefined> {
-    const claimed = this.deps.turns.serviceMessageIds(conversationId);
+    const claimed = await this.deps.turns.serviceMessageIds(conversationId);
     // Read as the thread's owner: the service shows a thread only to the token that made it.
     const messages = await this.deps.service.listMessages(threadId, callerOf(context));
     for (let i = messages.length - 1; i >= 0; i--) {

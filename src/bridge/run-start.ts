@@ -40,11 +40,8 @@ export class RunStart {
       turns: TurnStore;
       settings: SettingsStore;
       clock: Clock;
-      /**
-       * Brings the attempt's record to the disk before the first byte leaves, holding the
-       * thread (Stores.durableNow): nothing can be awaited there.
-       */
-      durableNow?: () => void;
+      /** Resolves once the attempt's record would survive a power cut (Stores.durable). */
+      durable?: () => Promise<void>;
     },
   ) {}
 
@@ -63,7 +60,7 @@ export class RunStart {
       if (live.stopped && live.waits.signal.aborted && !unknown) return turn;
       throw error;
     }
-    const started = this.deps.turns.recordRunStart(turn.id, {
+    const started = await this.deps.turns.recordRunStart(turn.id, {
       runId: run.id,
       startedAt: this.deps.clock.now(),
     });
@@ -85,8 +82,8 @@ export class RunStart {
     try {
       return await service.startRun(
         serviceThreadOf(context),
-        () => {
-          sent = settings.get(key);
+        async () => {
+          sent = await settings.get(key);
           return { triggerMessageId, ...sent };
         },
         {
@@ -94,12 +91,12 @@ export class RunStart {
           signal: waits.signal,
           onQueued: (p) =>
             live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
-          // Once this attempt has its connection, just before its first byte is written.
-          onSend: () => {
+          // Once this attempt has its connection; not a byte is written before this resolves.
+          onSend: async () => {
             waits.detach();
             try {
-              turns.recordRunAttempt(turn.id, sent as RunSettings);
-              this.deps.durableNow?.();
+              await turns.recordRunAttempt(turn.id, sent as RunSettings);
+              await this.deps.durable?.();
             } catch (error) {
               recordFailure = error;
               throw error;
@@ -113,7 +110,7 @@ export class RunStart {
       if (recordFailure !== undefined) throw recordFailure;
       if (!recorded) throw error;
       if (!changedNothing(error)) throw new RunStartUnknown({ cause: error });
-      turns.recordRunNotStarted(turn.id);
+      await turns.recordRunNotStarted(turn.id);
       throw error;
     } finally {
       waits.detach();

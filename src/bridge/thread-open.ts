@@ -28,8 +28,9 @@ export function threadOpen(service: AssistantService, conversations: Conversatio
         ),
       context.outage,
     );
+    // Set once (a second call keeps the first), and read back: the thread kept is the one used.
     context.conversation =
-      conversations.setServiceThread(conversation.id, thread.id, openedAs) ?? conversation;
+      (await conversations.setServiceThread(conversation.id, thread.id, openedAs)) ?? conversation;
     return turn;
   };
 }

@@ -47,7 +47,7 @@ export class TurnContent {
     const { content, through, notes } = await this.compose(turn, context.conversation, signal);
     // Stopped while reading: nothing is posted, so nothing is fixed (nor a note added).
     if (signal.aborted) return turn;
-    const composed = this.options.turns.recordContent(turn.id, {
+    const composed = await this.options.turns.recordContent(turn.id, {
       serviceContent: content,
       contextThroughTs: through,
       notes: [...turn.notes, ...notes],
@@ -62,12 +62,12 @@ export class TurnContent {
    * moves, and the next turn passes on what this one could not. `conversation` is as the
    * turn's steps last read it (the turn holds it: nobody else moves it meanwhile).
    */
-  posted(turn: Turn, conversation: Conversation): void {
+  async posted(turn: Turn, conversation: Conversation): Promise<void> {
     const through = turn.contextThroughTs;
     if (through === null) return;
     const current = conversation.passedThroughTs;
     if (current === null || compareTs(through, current) > 0) {
-      this.options.conversations.setPassedThrough(turn.conversationId, through);
+      await this.options.conversations.setPassedThrough(turn.conversationId, through);
     }
   }
 
@@ -94,9 +94,11 @@ export class TurnContent {
         },
         signal,
       );
-      const questions = new Set(
-        read.messages.map((m) => m.ts).filter((ts) => this.isQuestion(turn, ts)),
-      );
+      const questions = new Set<string>();
+      // One at a time: a long thread must not take every connection of a pool at once.
+      for (const { ts } of read.messages) {
+        if (await this.isQuestion(turn, ts)) questions.add(ts);
+      }
       const context = composeThreadContext({
         question: turn.content,
         askerName: read.askerName,
@@ -127,9 +129,9 @@ export class TurnContent {
    * one already posted, or one of a turn still to run. A turn that ended before posting
    * (refused, failed) is context like any other message.
    */
-  private isQuestion(turn: Turn, ts: string): boolean {
+  private async isQuestion(turn: Turn, ts: string): Promise<boolean> {
     if (ts === turn.messageTs) return true;
-    const other = this.options.turns.byMessage(turn.team, turn.channel, ts);
+    const other = await this.options.turns.byMessage(turn.team, turn.channel, ts);
     return other !== undefined && (other.serviceMessageId !== null || other.state !== "finished");
   }
 }

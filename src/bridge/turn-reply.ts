@@ -65,9 +65,11 @@ export class TurnReply {
         },
       },
       {
-        parts: (parts) => turns.recordReply(turn.id, parts),
+        parts: async (parts) => {
+          await turns.recordReply(turn.id, parts);
+        },
         posting: async (part) => {
-          turns.recordReplyAttempt(turn.id, part);
+          await turns.recordReplyAttempt(turn.id, part);
           await durable();
         },
       },

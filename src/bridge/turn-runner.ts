@@ -48,8 +48,6 @@ export interface TurnRunnerDeps {
   events?: TurnEvents;
   /** Resolves once every write made so far would survive a power cut (Stores.durable). */
   durable?: () => Promise<void>;
-  /** The same, holding the thread, for a record made as a request leaves (Stores.durableNow). */
-  durableNow?: () => void;
 }
 
 /**
@@ -65,13 +63,12 @@ export class TurnRunner {
 
   constructor(private readonly deps: TurnRunnerDeps) {
     const { service, turns, conversations, settings, content, relay, clock } = deps;
-    const noop = () => undefined;
-    const { durable = async () => undefined, durableNow = noop } = deps;
+    const { durable = async () => undefined } = deps;
     this.steps = [
       threadOpen(service, conversations),
       content.step,
       new QuestionPost({ service, turns, content, durable }).step,
-      new RunStart({ service, turns, settings, clock, durableNow }).step,
+      new RunStart({ service, turns, settings, clock, durable }).step,
     ];
     this.follow = runFollow({
       relay,
@@ -85,7 +82,9 @@ export class TurnRunner {
   /** Works `live`'s turn, unless it is no longer waiting (stopped, or the bot is closing). */
   async run(live: LiveTurn): Promise<void> {
     if (this.left(live) || live.stage !== "waiting") return;
-    const turn = this.deps.turns.byId(live.id);
+    const turn = await this.deps.turns.byId(live.id);
+    // Asked again after the read: a stop while it was on its way ended the turn (`stop`).
+    if (this.left(live) || live.stage !== "waiting") return;
     if (!turn || turn.state === "finished") {
       live.stage = "ended";
       return;
@@ -111,7 +110,7 @@ export class TurnRunner {
       const opened = this.open(turn, live);
       const refused = refusal(turn.content, limits.maxMessageChars);
       if (refused) return { ending: refused };
-      const run = await this.advance(turn, live);
+      const run = await this.advance(turn, live, await this.context(turn, live));
       await opened;
       if (live.unshown !== undefined) throw live.unshown;
       if (!run) return { ending: stoppedEnding(live.stoppedBy) };
@@ -148,13 +147,26 @@ export class TurnRunner {
     return live.reply.open({ kind: turn.runId ? "working" : "starting" }).catch((error) => {
       live.unshown ??= error ?? new Error("the reply could not be shown");
       live.waits.abort();
-      if (live.runId) void this.stopOnce(live, live.runId, this.callerOf(turn));
+      const runId = live.runId;
+      if (runId) {
+        void this.callerOf(turn)
+          .then((caller) => this.stopOnce(live, runId, caller))
+          .catch((stopError: unknown) => {
+            this.deps.logger.warn(
+              { turn: turn.id, err: errorSummary(stopError) },
+              "could not stop the run of a reply Slack would not show",
+            );
+          });
+      }
     });
   }
 
   /** The steps in order; undefined when the turn was stopped before a run existed. */
-  private async advance(start: Turn, live: LiveTurn): Promise<Run | undefined> {
-    const context = this.context(start, live);
+  private async advance(
+    start: Turn,
+    live: LiveTurn,
+    context: StepContext,
+  ): Promise<Run | undefined> {
     let turn = start;
     for (const step of [...this.steps, undefined]) {
       if (live.unshown !== undefined && turn.runId === null) throw live.unshown;
@@ -166,13 +178,13 @@ export class TurnRunner {
     }
     // Stopped (or unshowable) while the start was on its way: the run exists, so it is stopped and followed.
     if ((live.stopped || live.unshown !== undefined) && live.runId) {
-      await this.stopOnce(live, live.runId, this.callerOf(turn));
+      await this.stopOnce(live, live.runId, await this.callerOf(turn));
     }
     return this.follow(turn, context);
   }
 
-  private context(turn: Turn, live: LiveTurn): StepContext {
-    const conversation = this.deps.conversations.byId(turn.conversationId);
+  private async context(turn: Turn, live: LiveTurn): Promise<StepContext> {
+    const conversation = await this.deps.conversations.byId(turn.conversationId);
     if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
     const outage: OutageOptions = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
@@ -203,7 +215,7 @@ export class TurnRunner {
     }
     const { outcome } = ending;
     const result = { modelUsed: run?.modelUsed ?? null, error: run?.error ?? null };
-    this.deps.turns.finish(turn.id, { outcome, ...result });
+    await this.deps.turns.finish(turn.id, { outcome, ...result });
     this.deps.events?.onFinished?.(turn, outcome, run?.status);
   }
 
@@ -214,18 +226,23 @@ export class TurnRunner {
    */
   async stop(live: LiveTurn, user: string): Promise<boolean> {
     live.stoppedBy ??= user;
-    const stored = this.deps.turns.byId(live.id);
+    const stored = await this.deps.turns.byId(live.id);
     const runId = live.runId ?? stored?.runId ?? undefined;
-    if (runId) return this.stopOnce(live, runId, stored ? this.callerOf(stored) : { party: user });
+    if (runId) {
+      const caller = stored ? await this.callerOf(stored) : { party: user };
+      return this.stopOnce(live, runId, caller);
+    }
+    // The stage as it is after the read: the runner may have taken the turn up meanwhile.
     if (live.stage === "running") {
       live.waits.abort();
       return true;
     }
     if (live.stage === "waiting") {
-      // Ended before any await, so the runner, reaching the turn later, leaves it alone.
+      // Ended in the same step as the stage was read, so the runner, reaching the turn later
+      // (or back from its own read of it), leaves it alone. Should `stored` be stale, the
+      // store refuses a second finish (no transition leaves `finished`).
       live.stage = "ended";
-      const turn = this.deps.turns.byId(live.id);
-      if (turn && turn.state !== "finished") await this.end(turn, live, stoppedEnding(user));
+      if (stored && stored.state !== "finished") await this.end(stored, live, stoppedEnding(user));
     }
     return true;
   }
@@ -261,8 +278,8 @@ export class TurnRunner {
   }
 
   /** A turn's calls outside its steps (a stop): for its asker, as its thread's owner. */
-  private callerOf(turn: Turn): Caller {
-    return callerFor(turn.user, this.deps.conversations.byId(turn.conversationId));
+  private async callerOf(turn: Turn): Promise<Caller> {
+    return callerFor(turn.user, await this.deps.conversations.byId(turn.conversationId));
   }
 
   /** Asks the service to stop a run; the relay then sees it end as `canceled`. */

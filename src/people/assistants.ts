@@ -43,27 +43,27 @@ export class Assistants {
     return this.list.find((a) => a.id === id)?.label ?? id;
   }
 
-  forChannel(team: string, channel: string): AssistantChoice {
-    return this.listed(this.store.forChannel(team, channel));
+  async forChannel(team: string, channel: string): Promise<AssistantChoice> {
+    return this.listed(await this.store.forChannel(team, channel));
   }
 
-  setForChannel(team: string, channel: string, choice: AssistantChoice | undefined): void {
-    this.store.setForChannel(team, channel, choice?.id ?? null);
+  setForChannel(team: string, channel: string, choice: AssistantChoice | undefined): Promise<void> {
+    return this.store.setForChannel(team, channel, choice?.id ?? null);
   }
 
-  forPerson(team: string, user: string): AssistantChoice {
-    return this.listed(this.store.forPerson(team, user));
+  async forPerson(team: string, user: string): Promise<AssistantChoice> {
+    return this.listed(await this.store.forPerson(team, user));
   }
 
-  setForPerson(team: string, user: string, choice: AssistantChoice | undefined): void {
-    this.store.setForPerson(team, user, choice?.id ?? null);
+  setForPerson(team: string, user: string, choice: AssistantChoice | undefined): Promise<void> {
+    return this.store.setForPerson(team, user, choice?.id ?? null);
   }
 
   /** The assistant a new conversation here talks to (it keeps it for good). */
-  forNewConversation(place: ConversationPlace): string {
+  async forNewConversation(place: ConversationPlace): Promise<string> {
     const choice = place.isDirect
-      ? this.forPerson(place.team, place.user)
-      : this.forChannel(place.team, place.channel);
+      ? await this.forPerson(place.team, place.user)
+      : await this.forChannel(place.team, place.channel);
     return choice.id;
   }
 

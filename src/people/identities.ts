@@ -50,8 +50,9 @@ export class Identities implements CredentialSource {
     this.shared = { identity: "shared", token: options.sharedToken, personal: false };
   }
 
-  resolve(caller: CallFor, request: RequestInfo): Credential {
+  resolve(caller: CallFor, request: RequestInfo): Credential | Promise<Credential> {
     const { party, workspace, threadOwner } = caller;
+    // The shared token is known at once: no store read, no await.
     if (this.options.mode === "shared" || party === undefined) return this.shared;
     return this.personOf(party, workspace, request, threadOwner);
   }
@@ -88,28 +89,30 @@ export class Identities implements CredentialSource {
       return "kept";
     }
     // Forgotten, unless another token was linked meanwhile.
-    if (this.options.vault.unlinkIf(owner, token)) this.options.onUnusable?.(owner, "refused");
+    if (await this.options.vault.unlinkIf(owner, token)) {
+      this.options.onUnusable?.(owner, "refused");
+    }
     return "forgotten";
   }
 
   /** Whether this person must link a token before asking (personal mode, none linked). */
-  mustLink(owner: TokenOwner): boolean {
+  async mustLink(owner: TokenOwner): Promise<boolean> {
     if (this.options.mode !== "personal") return false;
-    return this.options.vault.tokenOf(owner) === undefined;
+    return (await this.options.vault.tokenOf(owner)) === undefined;
   }
 
   /**
    * `workspace` is the one the request is for; a request without one (a stop of a turn no
    * longer stored) finds no token of the person's.
    */
-  private personOf(
+  private async personOf(
     user: string,
     workspace: string | undefined,
     request: RequestInfo,
     threadOwner: string | undefined,
-  ): Credential {
+  ): Promise<Credential> {
     const owner = workspace === undefined ? undefined : { team: workspace, user };
-    const token = owner && this.options.vault.tokenOf(owner);
+    const token = owner && (await this.options.vault.tokenOf(owner));
     const { mode } = this.options;
     const sender = senderFor({ mode, asker: user, linked: token !== undefined, threadOwner });
     switch (sender.kind) {

@@ -54,9 +54,9 @@ function plan<Row>(
 
 type LinkedRow = { team: string; user: string; sealed: Buffer };
 
-function linkedPlan(store: LinkedTokenStore, keys: { currentKey: Buffer; newKey: Buffer }) {
+async function linkedPlan(store: LinkedTokenStore, keys: { currentKey: Buffer; newKey: Buffer }) {
   return plan<LinkedRow>(
-    store.all().map(({ team, user, sealed }) => ({ team, user, sealed })),
+    (await store.all()).map(({ team, user, sealed }) => ({ team, user, sealed })),
     keys,
     (key, row) => quietly(() => openToken(key, row, row.sealed), TokenSealBroken),
     (key, row, token) => ({ ...row, sealed: sealToken(key, row, token) }),
@@ -65,11 +65,13 @@ function linkedPlan(store: LinkedTokenStore, keys: { currentKey: Buffer; newKey:
 
 type BotRow = { enterprise: string; team: string; sealedBotToken: Buffer };
 
-function botPlan(store: InstallationStore, keys: { currentKey: Buffer; newKey: Buffer }) {
+async function botPlan(store: InstallationStore, keys: { currentKey: Buffer; newKey: Buffer }) {
   return plan<BotRow>(
-    store
-      .list()
-      .map(({ enterprise, team, sealedBotToken }) => ({ enterprise, team, sealedBotToken })),
+    (await store.list()).map(({ enterprise, team, sealedBotToken }) => ({
+      enterprise,
+      team,
+      sealedBotToken,
+    })),
     keys,
     (key, row) => quietly(() => openBotToken(key, row, row.sealedBotToken), BotTokenSealBroken),
     (key, row, token) => ({ ...row, sealedBotToken: sealBotToken(key, row, token) }),
@@ -81,14 +83,14 @@ function botPlan(store: InstallationStore, keys: { currentKey: Buffer; newKey: B
  * none does. Tokens already under the new key are left as they are, so a rotation may be
  * run again safely.
  */
-export function rotateTokenKey(
+export async function rotateTokenKey(
   store: LinkedTokenStore,
   currentKey: Buffer,
   newKey: Buffer,
-): RotationResult {
-  const linked = linkedPlan(store, { currentKey, newKey });
+): Promise<RotationResult> {
+  const linked = await linkedPlan(store, { currentKey, newKey });
   if (linked.broken > 0) throw new RotationRefused(linked.broken);
-  store.reseal(linked.resealed);
+  await store.reseal(linked.resealed);
   return { rotated: linked.resealed.length, already: linked.already };
 }
 
@@ -103,14 +105,14 @@ export function rotateAllKeys(
   stores: Pick<Stores, "linkedTokens" | "installations" | "exclusively">,
   currentKey: Buffer,
   newKey: Buffer,
-): { linked: RotationResult; bots: RotationResult } {
+): Promise<{ linked: RotationResult; bots: RotationResult }> {
   const keys = { currentKey, newKey };
-  return stores.exclusively(() => {
-    const linked = linkedPlan(stores.linkedTokens, keys);
-    const bots = botPlan(stores.installations, keys);
+  return stores.exclusively(async () => {
+    const linked = await linkedPlan(stores.linkedTokens, keys);
+    const bots = await botPlan(stores.installations, keys);
     if (linked.broken + bots.broken > 0) throw new RotationRefused(linked.broken + bots.broken);
-    stores.linkedTokens.reseal(linked.resealed);
-    stores.installations.reseal(bots.resealed);
+    await stores.linkedTokens.reseal(linked.resealed);
+    await stores.installations.reseal(bots.resealed);
     return {
       linked: { rotated: linked.resealed.length, already: linked.already },
       bots: { rotated: bots.resealed.length, already: bots.already },

@@ -12,10 +12,10 @@ import { RotationRefused, rotateAllKeys } from "./key-rotation.js";
  * any replica's connection or live lease (DatabaseInUse). Prints counts only, never a token or
  * a key.
  */
-export function runRotation(env: Record<string, string | undefined>): {
+export async function runRotation(env: Record<string, string | undefined>): Promise<{
   code: number;
   line: string;
-} {
+}> {
   let settings: ReturnType<typeof readRotationConfig>;
   try {
     settings = readRotationConfig(env);
@@ -26,12 +26,12 @@ export function runRotation(env: Record<string, string | undefined>): {
   }
   let stores: Stores;
   try {
-    stores = openStores(settings.database);
+    stores = await openStores(settings.database);
   } catch (error) {
     return { code: 1, line: `Key rotation failed: ${(error as Error).message}` };
   }
   try {
-    const { linked, bots } = rotateAllKeys(stores, settings.currentKey, settings.newKey);
+    const { linked, bots } = await rotateAllKeys(stores, settings.currentKey, settings.newKey);
     const installations =
       bots.rotated + bots.already === 0
         ? ""
@@ -47,6 +47,6 @@ export function runRotation(env: Record<string, string | undefined>): {
       return { code: 1, line: `Key rotation refused: ${error.message}. Nothing was changed.` };
     throw error;
   } finally {
-    stores.close();
+    await stores.close();
   }
 }

@@ -32,32 +32,33 @@ export class TokenVault {
     return this.options.key !== undefined;
   }
 
-  link(owner: TokenOwner, token: string): void {
+  async link(owner: TokenOwner, token: string): Promise<void> {
     const { key, store } = this.options;
     if (key === undefined) throw new LinkingOff();
     this.options.onSecret?.(token);
-    store.put(owner.team, owner.user, sealToken(key, owner, token));
+    await store.put(owner.team, owner.user, sealToken(key, owner, token));
   }
 
   /** Forgets the person's token; whether there was one. */
-  unlink(owner: TokenOwner): boolean {
+  unlink(owner: TokenOwner): Promise<boolean> {
     return this.options.store.remove(owner.team, owner.user);
   }
 
   /**
    * Forgets the person's token if it is still `token` (not one linked since); whether it
-   * was forgotten.
+   * was forgotten. A link in the instant between the read and the delete is forgotten with
+   * it: the person links again, and a refused token is never kept.
    */
-  unlinkIf(owner: TokenOwner, token: string): boolean {
-    if (this.tokenOf(owner) !== token) return false;
+  async unlinkIf(owner: TokenOwner, token: string): Promise<boolean> {
+    if ((await this.tokenOf(owner)) !== token) return false;
     return this.unlink(owner);
   }
 
   /** The person's token in clear, read now; undefined when none opens. */
-  tokenOf(owner: TokenOwner): string | undefined {
+  async tokenOf(owner: TokenOwner): Promise<string | undefined> {
     const { key, store } = this.options;
     if (key === undefined) return undefined;
-    const row = store.get(owner.team, owner.user);
+    const row = await store.get(owner.team, owner.user);
     if (row === undefined) return undefined;
     try {
       const token = openToken(key, owner, row.sealed);
@@ -71,7 +72,7 @@ export class TokenVault {
   }
 
   /** Whether the person has a token that opens. */
-  isLinked(owner: TokenOwner): boolean {
-    return this.tokenOf(owner) !== undefined;
+  async isLinked(owner: TokenOwner): Promise<boolean> {
+    return (await this.tokenOf(owner)) !== undefined;
   }
 }

@@ -101,14 +101,14 @@ export class ServiceClient {
    */
   async startRun(
     threadId: string,
-    body: RunStartBody | (() => RunStartBody),
+    body: RunStartBody | (() => RunStartBody | Promise<RunStartBody>),
     opts?: CallOptions,
   ): Promise<Run> {
     const path = `/v1/thread/${segment(threadId)}/runs`;
     const request = { method: "POST", path };
     const payload =
       typeof body === "function"
-        ? () => runStartPayload(body(), request)
+        ? async () => runStartPayload(await body(), request)
         : runStartPayload(body, request);
     return this.#post(RunSchema, { path, kind: "run_start", body: payload }, opts);
   }

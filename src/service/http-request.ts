@@ -30,15 +30,15 @@ export interface CallOptions {
   /** Called while the call waits in the budget: first when it has to wait, then on changes. */
   onQueued?: (p: QueueInfo) => void;
   /**
-   * Called synchronously once each attempt has its connection, just before its first byte
-   * is written (after its wait in the budget and any connection being opened), so that what
-   * the caller records of it is kept before any of it can reach the service, and a caller
-   * dying in between has almost never recorded a request that did not leave. A request
-   * aborted before then is not called for. If it throws, nothing is sent and the call fails
-   * with a CanceledError whose `cause` is that error. `identity` names the credential it
-   * carries ("shared", or the person whose own token it is).
+   * Called once each attempt has its connection (after its wait in the budget and any
+   * connection being opened); nothing of the request is written until what it returns has
+   * resolved, so that what the caller records of it is kept before any of it can reach the
+   * service, and a caller dying in between has almost never recorded a request that did not
+   * leave. A request aborted before then is not called for. If it throws or rejects, nothing
+   * is sent and the call fails with a CanceledError whose `cause` is that error. `identity`
+   * names the credential it carries ("shared", or the person whose own token it is).
    */
-  onSend?: (sent: { identity: string }) => void;
+  onSend?: (sent: { identity: string }) => void | Promise<void>;
 }
 
 export interface ServiceRequest {
@@ -47,8 +47,9 @@ export interface ServiceRequest {
   path: string;
   query?: Readonly<Record<string, string>>;
   /**
-   * Serialised as JSON (POST only). A function is called when the request is about to be
-   * sent, after its wait in the budget, so the body says what holds at that moment.
+   * Serialised as JSON (POST only). A function (its result awaited) is called when the
+   * request is about to be sent, after its wait in the budget, so the body says what holds
+   * at that moment.
    */
   body?: unknown;
   kind: BudgetKind;

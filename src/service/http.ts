@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { Agent, type Dispatcher } from "undici";
 import { type Clock, systemClock } from "../time.js";
 import { type BudgetTicket, ServiceBudget } from "./budget.js";
@@ -286,24 +287,30 @@ export class ServiceHttp {
   ): Promise<Dispatcher.ResponseData> {
     const authorization = `Bearer ${credential.token}`;
     const headers: Record<string, string> = { authorization, accept };
-    let body: string | undefined;
-    const value: unknown = typeof req.body === "function" ? req.body() : req.body;
+    let text: string | undefined;
+    const value: unknown = typeof req.body === "function" ? await req.body() : req.body;
     if (value !== undefined) {
       headers["content-type"] = "application/json";
-      body = JSON.stringify(value);
+      text = JSON.stringify(value);
     }
     const query = req.query ? new URLSearchParams(req.query).toString() : "";
     const { onSend } = opts;
-    const dispatcher = onSend
-      ? writing(this.#dispatcher, () => onSend({ identity: credential.identity }))
-      : this.#dispatcher;
+    let dispatcher = this.#dispatcher;
+    let body: string | Readable | null = text ?? null;
+    if (onSend) {
+      // Held until onSend's record is made (on-write.ts): not a byte leaves before.
+      const held = writing(dispatcher, () => onSend({ identity: credential.identity }), text ?? "");
+      dispatcher = held.dispatcher;
+      body = held.body;
+      headers["content-length"] = String(held.length);
+    }
     try {
       return await dispatcher.request({
         origin: this.#origin,
         path: `${this.#basePath}${req.path}${query ? `?${query}` : ""}`,
         method: req.method,
         headers,
-        body: body ?? null,
+        body,
         signal,
         headersTimeout: this.#headersTimeoutMs,
         bodyTimeout,

@@ -29,7 +29,7 @@ export async function adoptBotToken(
   const team = (answer as { team?: unknown }).team;
   if (me.bot_id === undefined)
     throw new Error("SLACK_BOT_TOKEN is not a bot token (auth.test named no bot).");
-  installations.save(
+  await installations.save(
     {
       enterprise: me.enterprise_id ?? "",
       team: orgWide ? "" : me.team_id,

@@ -36,8 +36,8 @@ export class WithAgentSurface implements ReplyStrategy {
     let ended = false;
     const renderer = this.inner.render(target, {
       posting: (part) => recorder.posting(part),
-      parts: (parts) => {
-        recorder.parts(parts);
+      parts: async (parts) => {
+        await recorder.parts(parts);
         // A message the app posts in the thread clears Slack's status line.
         if (parts.length > messages) statusLine.posted(thread, turnId);
         messages = parts.length;

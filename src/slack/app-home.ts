@@ -90,8 +90,8 @@ export class AppHome {
 
   private async state(team: string, user: string, at: HomePage): Promise<HomeState> {
     const { vault, assistants } = this.deps;
-    const token = vault.enabled ? vault.tokenOf({ team, user }) : undefined;
-    const dmAssistant = assistants.forPerson(team, user);
+    const token = vault.enabled ? await vault.tokenOf({ team, user }) : undefined;
+    const dmAssistant = await assistants.forPerson(team, user);
     const filter = (at.filter && assistants.find(at.filter)) || dmAssistant;
     const listed = await this.threads(team, user, token, filter.id);
     return {
@@ -99,14 +99,22 @@ export class AppHome {
       mode: this.deps.mode,
       assistants: assistants.list,
       dmAssistant,
-      settings: this.deps.settings.allFor(team, user).map((row) => ({
-        ...row,
-        assistant: assistants.forChannel(team, row.channel).label,
-      })),
+      settings: await this.settingsOf(team, user),
       filter,
       page: at.page,
       ...listed,
     };
+  }
+
+  /** The person's settings per channel, with the assistant each channel talks to. */
+  private async settingsOf(team: string, user: string): Promise<HomeState["settings"]> {
+    const rows = await this.deps.settings.allFor(team, user);
+    const settings: HomeState["settings"][number][] = [];
+    for (const row of rows) {
+      const assistant = (await this.deps.assistants.forChannel(team, row.channel)).label;
+      settings.push({ ...row, assistant });
+    }
+    return settings;
   }
 
   /**
@@ -128,7 +136,7 @@ export class AppHome {
       };
     }
     // Listed with the shared token: only the service threads of this person's conversations.
-    const mine = token === undefined ? this.askedIn(team, user) : undefined;
+    const mine = token === undefined ? await this.askedIn(team, user) : undefined;
     if (mine?.size === 0) return { threads: [] };
     try {
       const credential =
@@ -136,16 +144,16 @@ export class AppHome {
       const listed = await this.deps.listThreads({ assistantId }, credential);
       const found = mine ? listed.filter((thread) => mine.has(thread.id)) : listed;
       const base = (await this.deps.whoAmI(team)).url;
-      const threads = oldestFirst(found)
-        .reverse()
-        .map(
-          (thread): HomeThread => ({
-            id: thread.id,
-            title: thread.title ?? undefined,
-            createdAt: createdAtOf(thread),
-            slackUrl: this.slackUrl(base, thread.id),
-          }),
-        );
+      const threads: HomeThread[] = [];
+      // One look-up at a time: a long list must not take every connection of a pool at once.
+      for (const thread of oldestFirst(found).reverse()) {
+        threads.push({
+          id: thread.id,
+          title: thread.title ?? undefined,
+          createdAt: createdAtOf(thread),
+          slackUrl: await this.slackUrl(base, thread.id),
+        });
+      }
       return { threads };
     } catch (error) {
       this.deps.logger.warn(
@@ -160,18 +168,22 @@ export class AppHome {
   }
 
   /** The service threads of the conversations this person asked in, in this workspace. */
-  private askedIn(team: string, user: string): Set<string> {
+  private async askedIn(team: string, user: string): Promise<Set<string>> {
     const { turns, conversations } = this.deps;
     const threads = new Set<string>();
-    for (const id of turns.conversationsAskedIn(team, user)) {
-      const thread = conversations.byId(id)?.serviceThreadId;
+    for (const id of await turns.conversationsAskedIn(team, user)) {
+      const thread = (await conversations.byId(id))?.serviceThreadId;
       if (thread) threads.add(thread);
     }
     return threads;
   }
 
-  private slackUrl(base: string | undefined, serviceThreadId: string): string | undefined {
-    const conversation = this.deps.conversations.byServiceThread(serviceThreadId);
+  private async slackUrl(
+    base: string | undefined,
+    serviceThreadId: string,
+  ): Promise<string | undefined> {
+    if (!base) return undefined;
+    const conversation = await this.deps.conversations.byServiceThread(serviceThreadId);
     if (!conversation || !base) return undefined;
     const { channel, threadTs } = conversation;
     const root = base.endsWith("/") ? base : `${base}/`;
@@ -224,12 +236,12 @@ export function registerAppHome(app: BoltApp, home: AppHome): void {
     }
   });
   onPress(HOME_UNLINK_ACTION, async (team, user) => {
-    deps.vault.unlink({ team, user });
+    await deps.vault.unlink({ team, user });
     await home.publish(team, user);
   });
   onPress(HOME_DM_ASSISTANT_ACTION, async (team, user, { action }) => {
     const chosen = deps.assistants.find(selected(action) ?? "");
-    if (chosen) deps.assistants.setForPerson(team, user, chosen);
+    if (chosen) await deps.assistants.setForPerson(team, user, chosen);
     await home.publish(team, user);
   });
   onPress(HOME_FILTER_ACTION, async (team, user, { action }) => {

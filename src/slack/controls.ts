@@ -63,7 +63,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       return;
     }
     const key = { team, channel: command.channel_id, user: command.user_id };
-    const current = deps.settings.get(key);
+    const current = await deps.settings.get(key);
     const parsed = parseCommand(command.text ?? "");
     if (!parsed.ok) {
       await reply(usage(current, parsed.problem));
@@ -87,7 +87,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         await reply(usage(current));
         return;
       case "set": {
-        const next = deps.settings.update(key, cmd.change);
+        const next = await deps.settings.update(key, cmd.change);
         const what = { model: "Model", effort: "Reasoning effort", steps: "Step limit" }[
           cmd.setting
         ];
@@ -98,7 +98,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         return;
       }
       case "stop": {
-        const mine = deps.bridge.activeFor(key.team, key.channel, key.user);
+        const mine = await deps.bridge.activeFor(key.team, key.channel, key.user);
         if (mine.length === 0) {
           await reply("Nothing of yours is being answered in this channel right now.");
           return;
@@ -124,9 +124,9 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
         return;
       }
       case "status": {
-        const mine = deps.bridge.activeFor(key.team, key.channel, key.user);
+        const mine = await deps.bridge.activeFor(key.team, key.channel, key.user);
         const lines = [`Your settings in this channel: ${describeSettings(current)}.`];
-        if (deps.people) lines.push(...peopleStatus(key, deps.people));
+        if (deps.people) lines.push(...(await peopleStatus(key, deps.people)));
         if (mine.length === 0) lines.push("You have no answers in progress here.");
         else {
           lines.push(`Your answers in progress here (${mine.length}):`);
@@ -185,7 +185,7 @@ export function registerControls(app: BoltApp, deps: ControlDeps): void {
       // The action's own channel: a turn of another channel is not stopped from here.
       const result = await deps.bridge.stop(turnId, user, { team, channel });
       if (result === "stopped" || !channel) return;
-      const owner = deps.bridge.ownerOf(turnId);
+      const owner = await deps.bridge.ownerOf(turnId);
       const text =
         result === "not_owner"
           ? `Only ${owner ? `<@${owner}>` : "the person who asked"} can stop this answer.`

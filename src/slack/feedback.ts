@@ -60,7 +60,7 @@ export function registerFeedback(app: BoltApp, deps: FeedbackDeps): void {
         deps.notes.tell({ ...where, text: REFUSAL_NOTES[refusal] });
         return;
       }
-      const turn = deps.turns.byId(pressed.turnId);
+      const turn = await deps.turns.byId(pressed.turnId);
       const judged =
         turn !== undefined &&
         turn.team === team &&
@@ -71,7 +71,8 @@ export function registerFeedback(app: BoltApp, deps: FeedbackDeps): void {
         deps.logger.info({ channel: channel.id }, "feedback press names no answer here: ignored");
         return;
       }
-      deps.feedback.record(turn.id, user.id, pressed.value);
+      // A finished turn never changes again: what was read above still holds.
+      await deps.feedback.record(turn.id, user.id, pressed.value);
       deps.onRecorded?.(pressed.value);
       deps.logger.info({ turn: turn.id, value: pressed.value }, "feedback recorded");
       deps.notes.tell({ ...where, threadTs: turn.threadTs, text: FEEDBACK_THANKS[pressed.value] });

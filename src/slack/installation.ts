@@ -27,7 +27,7 @@ export interface Workspaces {
    * or for an org-wide one every workspace of the org a request has come from (to any
    * replica). Returns them.
    */
-  forget(removed: InstallationKey): string[];
+  forget(removed: InstallationKey): Promise<string[]>;
 }
 
 /**
@@ -60,7 +60,7 @@ export class Installation implements Workspaces {
     return this.api;
   }
 
-  forget(_removed: InstallationKey): string[] {
+  async forget(_removed: InstallationKey): Promise<string[]> {
     return [];
   }
 }
@@ -91,7 +91,7 @@ export class ManyInstallations implements Workspaces {
     const { teamId: team, enterpriseId: org } = place;
     if (!team) throw new NotInstalled({});
     if (org && this.orgs.get(team) !== org) {
-      this.installations.placeWorkspace(team, org);
+      await this.installations.placeWorkspace(team, org);
       this.orgs.set(team, org);
     }
     return team;
@@ -114,8 +114,8 @@ export class ManyInstallations implements Workspaces {
   slack(team: string): SlackWebApi {
     let api = this.apis.get(team);
     if (api === undefined) {
-      api = slackWebApi(this.client, () => {
-        const bot = this.installations.find({ team, enterprise: this.orgs.get(team) });
+      api = slackWebApi(this.client, async () => {
+        const bot = await this.installations.find({ team, enterprise: this.orgs.get(team) });
         if (bot === undefined) throw new NotInstalled({ team });
         return bot.token;
       });
@@ -124,11 +124,11 @@ export class ManyInstallations implements Workspaces {
     return api;
   }
 
-  forget(removed: InstallationKey): string[] {
+  async forget(removed: InstallationKey): Promise<string[]> {
     const teams =
       removed.team !== ""
         ? [removed.team]
-        : this.installations.workspacesOf(removed.enterprise).sort();
+        : (await this.installations.workspacesOf(removed.enterprise)).sort();
     for (const team of teams) this.identities.delete(team);
     return teams;
   }

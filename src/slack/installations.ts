@@ -63,51 +63,63 @@ export class NotInstalled extends Error {
  */
 export class Installations {
   private readonly opened = new Map<string, { bot: InstalledBot; until: number }>();
+  /** Moves on at each install or uninstall made here (find keeps nothing read across one). */
+  private generation = 0;
 
   constructor(private readonly options: InstallationsOptions) {}
 
   /** The bot serving a workspace (its own installation, else its org's org-wide one). */
-  find(query: InstallationQuery): InstalledBot | undefined {
+  async find(query: InstallationQuery): Promise<InstalledBot | undefined> {
     const cacheKey = `${query.enterprise ?? ""}\u0000${query.team ?? ""}`;
     const now = (this.options.now ?? Date.now)();
     const kept = this.opened.get(cacheKey);
     if (kept !== undefined && kept.until > now) return kept.bot;
     this.opened.delete(cacheKey);
-    const row = this.options.store.find(query);
+    const generation = this.generation;
+    const row = await this.options.store.find(query);
     const bot = row && this.open(row);
-    if (bot !== undefined) this.opened.set(cacheKey, { bot, until: now + KEPT_MS });
+    // Not kept when an install or uninstall here changed what is stored while it was read.
+    if (bot !== undefined && generation === this.generation) {
+      this.opened.set(cacheKey, { bot, until: now + KEPT_MS });
+    }
     return bot;
   }
 
   /** Keeps an installation (the install flow, or SLACK_BOT_TOKEN's workspace), sealing its token. */
-  save(
+  async save(
     installation: Omit<StoredInstallation, "sealedBotToken" | "installedAt">,
     token: string,
-  ): void {
+  ): Promise<void> {
     const key = { enterprise: installation.enterprise, team: installation.team };
     this.options.onSecret?.(token);
-    this.options.store.put({
+    await this.options.store.put({
       ...installation,
       sealedBotToken: sealBotToken(this.options.key, key, token),
     });
-    this.opened.clear();
+    this.forgetOpened();
   }
 
   /** Records the org a request of workspace `team` named (InstallationStore.placeWorkspace). */
-  placeWorkspace(team: string, enterprise: string): void {
-    this.options.store.placeWorkspace(team, enterprise);
+  placeWorkspace(team: string, enterprise: string): Promise<void> {
+    return this.options.store.placeWorkspace(team, enterprise);
   }
 
   /** The workspaces recorded in an org. */
-  workspacesOf(enterprise: string): string[] {
+  workspacesOf(enterprise: string): Promise<string[]> {
     return this.options.store.workspacesOf(enterprise);
   }
 
   /** Forgets an installation (app_uninstalled, tokens_revoked); whether there was one. */
-  remove(key: InstallationKey): boolean {
-    const removed = this.options.store.remove(key);
-    this.opened.clear();
+  async remove(key: InstallationKey): Promise<boolean> {
+    const removed = await this.options.store.remove(key);
+    this.forgetOpened();
     return removed;
+  }
+
+  /** What was opened is read again; a read under way when this happened is not kept. */
+  private forgetOpened(): void {
+    this.opened.clear();
+    this.generation++;
   }
 
   /** Bolt's installation store over this one: the install flow saves, `authorize` finds. */
@@ -116,13 +128,13 @@ export class Installations {
       storeInstallation: async (installation) => this.save(...fromBolt(installation)),
       fetchInstallation: async (query) => {
         const wanted = queryOf(query);
-        const bot = this.find(wanted);
+        const bot = await this.find(wanted);
         if (bot === undefined) throw new NotInstalled(wanted);
         return toBolt(bot, query);
       },
       deleteInstallation: async (query) => {
-        const bot = this.find(queryOf(query));
-        if (bot !== undefined) this.remove(bot.key);
+        const bot = await this.find(queryOf(query));
+        if (bot !== undefined) await this.remove(bot.key);
       },
     };
   }

@@ -17,7 +17,7 @@ const TOKEN_MAX = 4_000;
 
 export interface LinkFormDeps extends Gatekeeping {
   /** Keeps a token sealed for the person (people/token-vault.ts). */
-  link: (owner: { team: string; user: string }, token: string) => void;
+  link: (owner: { team: string; user: string }, token: string) => Promise<void>;
   /**
    * Where the submitted token waits (link-token.ts): it was taken out of the payload where the
    * payload entered, and the field holds a handle to claim it with.
@@ -125,7 +125,8 @@ export function registerLinkForm(app: BoltApp, deps: LinkFormDeps): void {
       deps.logger.info({ user, verdict }, "a token was not linked");
       return refuse(verdict === "refused" ? REFUSED : UNREACHABLE);
     }
-    deps.link({ team, user }, token);
+    // Kept before the form says so: a failure leaves the form as it is (Bolt's error).
+    await deps.link({ team, user }, token);
     deps.logger.info({ user }, "a person linked their own token");
     await ack({ response_action: "update", view: linkedView() });
     deps.onLinked?.({ team, user });

@@ -26,7 +26,7 @@ export interface ListenerDeps extends Gatekeeping {
    * The note for a person who must link their own token before asking (IDENTITY_MODE
    * personal); undefined: they may ask. Default: everyone may.
    */
-  linkFirst?: (person: { team: string; user: string }) => string | undefined;
+  linkFirst?: (person: { team: string; user: string }) => Promise<string | undefined>;
 }
 
 /**
@@ -63,7 +63,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const { rawText, authorTeamNamed, ...inbound } = parsed.inbound;
     const { channel, user, threadTs } = inbound;
     // Nobody is looked up or told anything about a message that would not be answered.
-    if (!deps.bridge.wouldAnswer(inbound)) {
+    if (!(await deps.bridge.wouldAnswer(inbound))) {
       deps.onInbound?.("ignored");
       deps.logger.debug({ result: "ignored", channel, ts: inbound.ts }, "inbound message");
       return;
@@ -88,7 +88,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
       );
       return;
     }
-    const linkNote = deps.linkFirst?.({ team: workspace, user });
+    const linkNote = await deps.linkFirst?.({ team: workspace, user });
     if (linkNote !== undefined) {
       deps.notes.tell({ team: workspace, channel, user, threadTs, text: linkNote });
       deps.onInbound?.("not_linked");
@@ -97,7 +97,7 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     }
     // A person past the limit of waiting questions is told so (accept records it), and the
     // message costs no name lookup: that limit comes before them.
-    const overLimit = deps.bridge.overLimit(workspace, user);
+    const overLimit = await deps.bridge.overLimit(workspace, user);
     const others = overLimit ? [] : mentionedUserIds(rawText).filter((id) => id !== botUserId);
     // Names of people not yet known are looked up (users.info), within the directory's bounds
     // per message and per writer, and never for long: the acknowledgement waits for this
@@ -109,8 +109,8 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     const text = slackTextToPlain(withoutBot, { user: (id) => users.name(id) }).trim();
     let result: AcceptResult;
     try {
-      result = deps.bridge.accept({ ...inbound, text });
-      await deps.bridge.durable();
+      // Awaited: Slack is acknowledged only once the turn is recorded.
+      result = await deps.bridge.accept({ ...inbound, text });
     } catch (error) {
       // Acknowledged, the question would be lost: refused, Slack delivers it again.
       deps.logger.error(

@@ -40,7 +40,7 @@ export class NativeStream implements ReplyStrategy {
         });
       if (found !== undefined) {
         parts.push(found);
-        recorder.parts([...parts]);
+        await recorder.parts([...parts]);
       }
     }
     const last = parts.at(-1);

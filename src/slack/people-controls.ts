@@ -63,7 +63,7 @@ export async function peopleCommand(
     }
     case "unlink": {
       if (!deps.vault.enabled) return LINKING_OFF;
-      const had = deps.vault.unlink(owner);
+      const had = await deps.vault.unlink(owner);
       if (had) deps.onChanged?.(owner);
       return had
         ? `Your access token is forgotten. ${afterUnlink(deps.identityMode)}`
@@ -107,9 +107,9 @@ async function useAssistant(
   }
   if (!person.admin) return NOT_ADMIN;
   if (!ofThisInstallation(person, place.team, me)) return NOT_OWN_ADMIN;
-  assistants.setForChannel(place.team, place.channel, wanted);
+  await assistants.setForChannel(place.team, place.channel, wanted);
   deps.onChanged?.({ team: place.team, user: place.user });
-  const now = assistants.forChannel(place.team, place.channel);
+  const now = await assistants.forChannel(place.team, place.channel);
   return `New conversations in this channel now talk to *${now.label}*${wanted === undefined ? " (the default)" : ""}. Conversations already started keep their assistant.`;
 }
 
@@ -128,18 +128,18 @@ function ofThisInstallation(
 }
 
 /** What `/assistant status` adds: the assistant in use here and the person's link. */
-export function peopleStatus(
+export async function peopleStatus(
   place: Omit<CommandPlace, "triggerId">,
   deps: PeopleControlDeps,
-): string[] {
+): Promise<string[]> {
   const { assistants } = deps;
   const direct = place.channel.startsWith("D");
   const here = direct
-    ? assistants.forPerson(place.team, place.user)
-    : assistants.forChannel(place.team, place.channel);
+    ? await assistants.forPerson(place.team, place.user)
+    : await assistants.forChannel(place.team, place.channel);
   const lines = [`Assistant for new conversations here: *${here.label}*.`];
   if (deps.vault.enabled) {
-    const linked = deps.vault.isLinked({ team: place.team, user: place.user });
+    const linked = await deps.vault.isLinked({ team: place.team, user: place.user });
     lines.push(
       linked
         ? "Your own access token is linked: your questions go to the assistant as you."

@@ -191,7 +191,7 @@ class PacedEditReply implements ReplyRenderer {
     if (final && this.parts.length > bodies.length) {
       // The stream showed more parts than the final answer has: remove the extra ones.
       const extra = this.parts.splice(bodies.length);
-      this.recorder.parts([...this.parts]);
+      await this.recorder.parts([...this.parts]);
       for (const ts of extra) {
         await this.options
           .client(this.target.team)
@@ -273,6 +273,6 @@ class PacedEditReply implements ReplyRenderer {
     );
     if (!result.found && payload) this.sent.set(index, JSON.stringify(payload));
     this.parts.push(result.ts);
-    this.recorder.parts([...this.parts]);
+    await this.recorder.parts([...this.parts]);
   }
 }

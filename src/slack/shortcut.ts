@@ -126,7 +126,7 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
     }
     await ack();
     if (early.state === "fulfilled") {
-      accept(early.value);
+      await accept(early.value);
       return;
     }
     // The post is slow: the modal closes now and the question is taken once it is posted.
@@ -134,12 +134,12 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
       deps.logger.warn({ err: String(error), channel }, "could not post or take a question");
     });
 
-    function accept(ts: string): void {
+    async function accept(ts: string): Promise<void> {
       // The question is the bot's own post: Slack will never deliver it again, so a question
       // that cannot be recorded is told to the person rather than left unanswered in silence.
       let result: string;
       try {
-        result = take(ts);
+        result = await take(ts);
       } catch (error) {
         deps.logger.error({ err: String(error), channel, ts }, "could not record a question");
         deps.notes.tell({ team, channel, user, threadTs, text: NOT_RECORDED_NOTE });

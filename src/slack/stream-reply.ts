@@ -375,7 +375,7 @@ export class StreamReply implements ReplyRenderer {
       ts = found;
     }
     this.parts.push(ts);
-    this.recorder.parts([...this.parts]);
+    await this.recorder.parts([...this.parts]);
     const stream: Stream = { ...draft, ts, index };
     this.stream = stream;
     this.commit(stream, built as Plan, true);

@@ -8,7 +8,7 @@ export interface UninstallDeps {
   installations: Pick<Installations, "find" | "remove">;
   workspaces: Pick<Workspaces, "forget">;
   /** Stops a workspace's turns where they are (bridge.abandon), quietly. */
-  abandon: (team: string, gone: Error) => number;
+  abandon: (team: string, gone: Error) => Promise<number>;
   logger: Logger;
 }
 
@@ -31,21 +31,23 @@ const TokensRevoked = z.looseObject({
  * before it leaves.
  */
 export function registerUninstall(app: BoltApp, deps: UninstallDeps): void {
-  const forget = (place: Place, why: string) => {
+  const forget = async (place: Place, why: string) => {
     const team = place.teamId;
     // An org-wide installation is the org's; a workspace's is found by its team alone.
     const found = place.isEnterpriseInstall
-      ? deps.installations.find({ enterprise: place.enterpriseId })
-      : deps.installations.find({ team });
-    const removed = found !== undefined && deps.installations.remove(found.key);
+      ? await deps.installations.find({ enterprise: place.enterpriseId })
+      : await deps.installations.find({ team });
+    const removed = found !== undefined && (await deps.installations.remove(found.key));
     // An org-wide installation's answers stop in every workspace of the org known here.
-    const teams = new Set(found ? deps.workspaces.forget(found.key) : []);
+    const teams = new Set(found ? await deps.workspaces.forget(found.key) : []);
     if (team) {
-      deps.workspaces.forget({ enterprise: place.enterpriseId ?? "", team });
+      await deps.workspaces.forget({ enterprise: place.enterpriseId ?? "", team });
       teams.add(team);
     }
     let stopped = 0;
-    for (const each of teams) stopped += deps.abandon(each, new NotInstalled({ team: each }));
+    for (const each of teams) {
+      stopped += await deps.abandon(each, new NotInstalled({ team: each }));
+    }
     deps.logger.info(
       { team, enterprise: place.enterpriseId, removed, workspaces: teams.size, stopped, why },
       "an installation was removed",
@@ -53,18 +55,18 @@ export function registerUninstall(app: BoltApp, deps: UninstallDeps): void {
   };
 
   app.event("app_uninstalled", async ({ context }) => {
-    forget(context, "app_uninstalled");
+    await forget(context, "app_uninstalled");
   });
 
   app.event("tokens_revoked", async ({ event, context }) => {
     const parsed = TokensRevoked.safeParse(event);
     const bots = parsed.success ? (parsed.data.tokens.bot ?? []) : [];
     const installed = context.isEnterpriseInstall
-      ? deps.installations.find({ enterprise: context.enterpriseId })
-      : deps.installations.find({ team: context.teamId });
+      ? await deps.installations.find({ enterprise: context.enterpriseId })
+      : await deps.installations.find({ team: context.teamId });
     // People's own tokens may be revoked too; only the bot's ends the installation.
     if (installed !== undefined && bots.includes(installed.botUserId)) {
-      forget(context, "tokens_revoked");
+      await forget(context, "tokens_revoked");
     }
   });
 }

@@ -217,13 +217,17 @@ export type SlackApis = (team: string) => SlackWebApi;
  * token it gives at the time of the call (an installation's, many workspaces), which throws
  * when the workspace has none any more.
  */
-export function slackWebApi(client: WebClient, token?: () => string): SlackWebApi {
+export function slackWebApi(
+  client: WebClient,
+  token?: () => string | Promise<string>,
+): SlackWebApi {
   /** The token argument of one call, read as it is made. */
-  const auth = (): { token?: string } => (token === undefined ? {} : { token: token() });
+  const auth = async (): Promise<{ token?: string }> =>
+    token === undefined ? {} : { token: await token() };
   return {
     async postMessage({ unfurl_links = false, unfurl_media = false, ...message }) {
       const answer = await client.chat.postMessage({
-        ...auth(),
+        ...(await auth()),
         ...quietMessage(message),
         unfurl_links,
         unfurl_media,
@@ -232,19 +236,19 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
     },
 
     async updateMessage(args) {
-      await client.chat.update({ ...auth(), ...quietMessage(args) });
+      await client.chat.update({ ...(await auth()), ...quietMessage(args) });
     },
 
     async deleteMessage(args) {
-      await client.chat.delete({ ...auth(), ...args });
+      await client.chat.delete({ ...(await auth()), ...args });
     },
 
     async postEphemeral(args) {
-      await client.chat.postEphemeral({ ...auth(), ...quietMessage(args) });
+      await client.chat.postEphemeral({ ...(await auth()), ...quietMessage(args) });
     },
 
     async getPermalink(args) {
-      const answer = await client.chat.getPermalink({ ...auth(), ...args });
+      const answer = await client.chat.getPermalink({ ...(await auth()), ...args });
       return parseResponse("chat.getPermalink", Permalink, answer).permalink;
     },
 
@@ -252,7 +256,7 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
       const answer = parseResponse(
         "users.info",
         UserInfo,
-        await client.users.info({ ...auth(), user }),
+        await client.users.info({ ...(await auth()), user }),
       );
       const { name, real_name, profile, team_id, enterprise_user } = answer.user;
       // The first name that is set: an empty display name means "use the real name".
@@ -271,11 +275,11 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
     },
 
     async replies(args) {
-      return readRepliesPage(await client.conversations.replies({ ...auth(), ...args }));
+      return readRepliesPage(await client.conversations.replies({ ...(await auth()), ...args }));
     },
 
     async authTest() {
-      const answer = parseResponse("auth.test", AuthTest, await client.auth.test(auth()));
+      const answer = parseResponse("auth.test", AuthTest, await client.auth.test(await auth()));
       return {
         userId: answer.user_id,
         botId: answer.bot_id,
@@ -286,18 +290,18 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
     },
 
     async openView(args) {
-      await client.views.open({ ...auth(), ...args });
+      await client.views.open({ ...(await auth()), ...args });
     },
 
     async publishView(args) {
-      await client.views.publish({ ...auth(), ...args });
+      await client.views.publish({ ...(await auth()), ...args });
     },
 
     // The agent surface's words (status lines, titles, prompts) are shown by Slack, so they
     // leave quiet too, whoever wrote them: a question's text, an operator's prompts.
     async setThreadStatus({ status, loading_messages, ...where }) {
       await client.assistant.threads.setStatus({
-        ...auth(),
+        ...(await auth()),
         ...where,
         status: quietMarkdown(status),
         ...(loading_messages && { loading_messages: loading_messages.map(quietMarkdown) }),
@@ -306,7 +310,7 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
 
     async setSuggestedPrompts({ title, prompts, ...where }) {
       await client.assistant.threads.setSuggestedPrompts({
-        ...auth(),
+        ...(await auth()),
         ...where,
         ...(title !== undefined && { title: quietMarkdown(title) }),
         prompts: prompts.map((p) => ({
@@ -318,27 +322,31 @@ export function slackWebApi(client: WebClient, token?: () => string): SlackWebAp
 
     async setSessionStatus({ title, ...args }) {
       await client.agents.sessions.setStatus({
-        ...auth(),
+        ...(await auth()),
         ...args,
         ...(title !== undefined && { title: quietMarkdown(title) }),
       });
     },
 
     async renameSession({ title, ...where }) {
-      await client.agents.sessions.rename({ ...auth(), ...where, title: quietMarkdown(title) });
+      await client.agents.sessions.rename({
+        ...(await auth()),
+        ...where,
+        title: quietMarkdown(title),
+      });
     },
 
     async startStream(args) {
-      const answer = await client.chat.startStream({ ...auth(), ...quietMessage(args) });
+      const answer = await client.chat.startStream({ ...(await auth()), ...quietMessage(args) });
       return { ts: parseResponse("chat.startStream", PostedMessage, answer).ts };
     },
 
     async appendStream(args) {
-      await client.chat.appendStream({ ...auth(), ...quietMessage(args) });
+      await client.chat.appendStream({ ...(await auth()), ...quietMessage(args) });
     },
 
     async stopStream(args) {
-      await client.chat.stopStream({ ...auth(), ...quietMessage(args) });
+      await client.chat.stopStream({ ...(await auth()), ...quietMessage(args) });
     },
   };
 }

@@ -8,7 +8,10 @@ export interface StoreLocation {
   url: string | undefined;
 }
 
-export function openStores(where: StoreLocation, now: () => number = Date.now): Stores {
+export async function openStores(
+  where: StoreLocation,
+  now: () => number = Date.now,
+): Promise<Stores> {
   return where.url === undefined
     ? openSqliteStores(where.path, now)
     : openPostgresStores(where.url, now);

@@ -96,11 +96,14 @@ export class Retention {
   }
 
   /** Runs `purge` a batch at a time until a batch comes back short; how many it purged. */
-  private async inBatches(purge: (limit: number) => number, failure: string): Promise<number> {
+  private async inBatches(
+    purge: (limit: number) => Promise<number>,
+    failure: string,
+  ): Promise<number> {
     let purged = 0;
     try {
       for (;;) {
-        const count = purge(this.batchSize);
+        const count = await purge(this.batchSize);
         purged += count;
         if (count < this.batchSize || this.stopped) break;
         await new Promise<void>((resolve) => setImmediate(resolve));

@@ -4,9 +4,16 @@ import type { NewTurn, Turn, TurnEvent, TurnOutcome } from "./turn.js";
 export type { RunSettings };
 
 /**
- * What the bot keeps, as interfaces. SQLite (`store/sqlite/`) is the default; the
- * in-memory stores (`store/memory/`) serve fast tests of the core. Both pass the same
- * suite (test/store/stores.test.ts).
+ * What the bot keeps, as interfaces. SQLite (`store/sqlite/`) is the default, PostgreSQL
+ * (`store/postgres/`) the one replicas share; `store/in-memory.ts` is SQLite in memory, for
+ * fast tests of the core. Each passes the same suite (test/store/stores.test.ts).
+ *
+ * Every call returns a promise: a store on a network (PostgreSQL) must never hold the event
+ * loop while it waits. What a caller read is only as true as the store's next answer: a
+ * decision taken from a read and acted on after an await is either re-checked by the write
+ * that acts on it (a transition written only from the state it was computed from, a claim
+ * that is one conditional upsert, an insert under a unique key) or cannot be invalidated
+ * (docs/architecture.md, "What holds across an await").
  */
 
 /** One Slack thread mapped to one service thread. */
@@ -34,12 +41,12 @@ export interface ConversationKey {
 }
 
 export interface ConversationStore {
-  find(key: ConversationKey): Conversation | undefined;
-  byId(id: number): Conversation | undefined;
+  find(key: ConversationKey): Promise<Conversation | undefined>;
+  byId(id: number): Promise<Conversation | undefined>;
   /** The conversation of this thread, created with `assistantId` if new. */
-  ensure(key: ConversationKey, assistantId: string): Conversation;
+  ensure(key: ConversationKey, assistantId: string): Promise<Conversation>;
   /** The conversation whose service thread this is (the App Home links a thread to Slack). */
-  byServiceThread(serviceThreadId: string): Conversation | undefined;
+  byServiceThread(serviceThreadId: string): Promise<Conversation | undefined>;
   /**
    * Sets the service thread, and who opened it (null: not known), once; a second call leaves
    * the first in place. The conversation as it then is; undefined if there is none.
@@ -48,9 +55,9 @@ export interface ConversationStore {
     id: number,
     serviceThreadId: string,
     owner: string | null,
-  ): Conversation | undefined;
+  ): Promise<Conversation | undefined>;
   /** The thread was passed on up to `ts` (the caller only moves it forward). */
-  setPassedThrough(id: number, ts: string): void;
+  setPassedThrough(id: number, ts: string): Promise<void>;
 }
 
 export interface SettingsKey {
@@ -64,10 +71,10 @@ export type SettingsChange = { [K in keyof RunSettings]?: RunSettings[K] | null 
 
 /** A person's run settings per channel (a DM is a channel). Absent fields are unset. */
 export interface SettingsStore {
-  get(key: SettingsKey): RunSettings;
-  update(key: SettingsKey, change: SettingsChange): RunSettings;
+  get(key: SettingsKey): Promise<RunSettings>;
+  update(key: SettingsKey, change: SettingsChange): Promise<RunSettings>;
   /** A person's settings in every channel where they set one (the App Home), by channel. */
-  allFor(team: string, user: string): { channel: string; settings: RunSettings }[];
+  allFor(team: string, user: string): Promise<{ channel: string; settings: RunSettings }[]>;
 }
 
 /**
@@ -77,29 +84,29 @@ export interface SettingsStore {
  */
 export interface TurnStore {
   /** Records a new turn; undefined when this Slack message already has one (a retry). */
-  create(input: NewTurn): Turn | undefined;
-  byId(id: string): Turn | undefined;
-  byMessage(team: string, channel: string, messageTs: string): Turn | undefined;
+  create(input: NewTurn): Promise<Turn | undefined>;
+  byId(id: string): Promise<Turn | undefined>;
+  byMessage(team: string, channel: string, messageTs: string): Promise<Turn | undefined>;
   /** Every unfinished turn, in arrival order. */
-  unfinished(): Turn[];
+  unfinished(): Promise<Turn[]>;
   /** The unfinished turns of one conversation, in arrival order (its lease holder runs them). */
-  unfinishedIn(conversationId: number): Turn[];
+  unfinishedIn(conversationId: number): Promise<Turn[]>;
   /**
    * The unfinished turns of these conversations, one read for many: by conversation (its id,
    * ascending), each conversation's in arrival order.
    */
-  unfinishedInAny(conversationIds: readonly number[]): Turn[];
+  unfinishedInAny(conversationIds: readonly number[]): Promise<Turn[]>;
   /** A person's unfinished turns in one channel, oldest first. */
-  activeFor(team: string, channel: string, user: string): Turn[];
+  activeFor(team: string, channel: string, user: string): Promise<Turn[]>;
   /** How many turns of this person are unfinished, in every channel of the workspace. */
-  unfinishedCountBy(team: string, user: string): number;
+  unfinishedCountBy(team: string, user: string): Promise<number>;
   /**
    * The conversations in which this person asked (has a turn) in the workspace, by id: the
    * App Home of a person without a token of their own lists only their service threads.
    */
-  conversationsAskedIn(team: string, user: string): number[];
+  conversationsAskedIn(team: string, user: string): Promise<number[]>;
   /** The service messages the turns of a conversation have posted (and recorded). */
-  serviceMessageIds(conversationId: number): Set<string>;
+  serviceMessageIds(conversationId: number): Promise<Set<string>>;
   /**
    * Forgets the texts of turns that finished before `finishedBefore` (epoch ms): the
    * question, the text composed for the service, the notes and the run's error. The rest
@@ -108,28 +115,34 @@ export interface TurnStore {
    * questions of their own. Purges at most `limit` turns, oldest first, and returns how
    * many; a result of `limit` means there may be more.
    */
-  purgeTexts(finishedBefore: number, limit: number): number;
+  purgeTexts(finishedBefore: number, limit: number): Promise<number>;
   /**
    * Asks whoever runs the unfinished turn to stop it (`Turn.stopRequestedBy`; the first
    * request stands); false when the turn is finished or unknown.
    */
-  requestStop(id: string, user: string): boolean;
+  requestStop(id: string, user: string): Promise<boolean>;
 
-  recordContent(id: string, content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">): Turn;
-  recordPostAttempt(id: string): Turn;
-  recordMessage(id: string, serviceMessageId: string): Turn;
+  recordContent(
+    id: string,
+    content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">,
+  ): Promise<Turn>;
+  recordPostAttempt(id: string): Promise<Turn>;
+  recordMessage(id: string, serviceMessageId: string): Promise<Turn>;
   /** A run start is about to be sent with these settings; its outcome is unknown until recorded. */
-  recordRunAttempt(id: string, settings: RunSettings): Turn;
+  recordRunAttempt(id: string, settings: RunSettings): Promise<Turn>;
   /** The start sent certainly started nothing (a 429, no connection): it may be sent again. */
-  recordRunNotStarted(id: string): Turn;
-  recordRunStart(id: string, run: Omit<Extract<TurnEvent, { type: "run_start" }>, "type">): Turn;
+  recordRunNotStarted(id: string): Promise<Turn>;
+  recordRunStart(
+    id: string,
+    run: Omit<Extract<TurnEvent, { type: "run_start" }>, "type">,
+  ): Promise<Turn>;
   /** The reply message at index `part` (0: the placeholder) is about to be posted. */
-  recordReplyAttempt(id: string, part: number): Turn;
-  recordReply(id: string, parts: string[]): Turn;
+  recordReplyAttempt(id: string, part: number): Promise<Turn>;
+  recordReply(id: string, parts: string[]): Promise<Turn>;
   finish(
     id: string,
     end: { outcome: TurnOutcome; modelUsed?: string | null; error?: string | null },
-  ): Turn;
+  ): Promise<Turn>;
 }
 
 /** What a person thought of a finished answer: which of its feedback buttons they pressed. */
@@ -150,14 +163,14 @@ export interface Feedback {
  */
 export interface FeedbackStore {
   /** Records a press now (the store's clock), replacing this person's earlier one on the turn. */
-  record(turnId: string, user: string, value: FeedbackValue): Feedback;
+  record(turnId: string, user: string, value: FeedbackValue): Promise<Feedback>;
   /** Everyone's latest press on a turn, earliest first. */
-  forTurn(turnId: string): Feedback[];
+  forTurn(turnId: string): Promise<Feedback[]>;
   /**
    * Forgets presses made before `before` (epoch ms; RETENTION_DAYS, store/retention.ts), at
    * most `limit`, oldest first; returns how many. A result of `limit` means there may be more.
    */
-  purge(before: number, limit: number): number;
+  purge(before: number, limit: number): Promise<number>;
 }
 
 /**
@@ -175,15 +188,15 @@ export interface SealedToken {
 
 /** The linked tokens: at most one per person of a workspace. */
 export interface LinkedTokenStore {
-  get(team: string, user: string): SealedToken | undefined;
+  get(team: string, user: string): Promise<SealedToken | undefined>;
   /** Links (or replaces) the person's token, now. */
-  put(team: string, user: string, sealed: Buffer): SealedToken;
+  put(team: string, user: string, sealed: Buffer): Promise<SealedToken>;
   /** Forgets it; whether there was one. */
-  remove(team: string, user: string): boolean;
+  remove(team: string, user: string): Promise<boolean>;
   /** Every linked token, oldest link first (key rotation). */
-  all(): SealedToken[];
+  all(): Promise<SealedToken[]>;
   /** Replaces the sealed bytes of these rows, all or none (key rotation); linkedAt stays. */
-  reseal(rows: readonly { team: string; user: string; sealed: Buffer }[]): void;
+  reseal(rows: readonly { team: string; user: string; sealed: Buffer }[]): Promise<void>;
 }
 
 /**
@@ -191,11 +204,11 @@ export interface LinkedTokenStore {
  * person for their DMs with the bot and the agent view. Unset: ASSISTANT_ID.
  */
 export interface AssistantChoiceStore {
-  forChannel(team: string, channel: string): string | undefined;
+  forChannel(team: string, channel: string): Promise<string | undefined>;
   /** `null` goes back to the default. */
-  setForChannel(team: string, channel: string, assistantId: string | null): void;
-  forPerson(team: string, user: string): string | undefined;
-  setForPerson(team: string, user: string, assistantId: string | null): void;
+  setForChannel(team: string, channel: string, assistantId: string | null): Promise<void>;
+  forPerson(team: string, user: string): Promise<string | undefined>;
+  setForPerson(team: string, user: string, assistantId: string | null): Promise<void>;
 }
 
 /** What `LeaseStore.claim` found: the lease was free or already the holder's, or it had expired in another's hands. */
@@ -213,23 +226,23 @@ export interface LeaseStore {
    * Takes the conversation's lease for `holder` until now + `ttlMs`, when it is free, expired,
    * or already `holder`'s (then it is renewed). "refused": another holder's lease is live.
    */
-  claim(conversationId: number, holder: string, ttlMs: number): Claim;
+  claim(conversationId: number, holder: string, ttlMs: number): Promise<Claim>;
   /**
    * Extends every lease `holder` still holds to now + `ttlMs` (one that expired but that
    * nobody took is still its own); the conversations it holds, by id.
    */
-  renew(holder: string, ttlMs: number): number[];
+  renew(holder: string, ttlMs: number): Promise<number[]>;
   /** Gives the lease back (nothing when `holder` does not hold it). */
-  release(conversationId: number, holder: string): void;
+  release(conversationId: number, holder: string): Promise<void>;
   /** Gives every lease of `holder` back (a replica stopping); how many it held. */
-  releaseAll(holder: string): number;
+  releaseAll(holder: string): Promise<number>;
   /**
    * The conversations with an unfinished turn and no live lease (none, or expired), the one
    * with the oldest unfinished turn first, at most `limit`: work nobody is doing.
    */
-  unattended(limit: number): number[];
+  unattended(limit: number): Promise<number[]>;
   /** How many live leases `holder` has (metrics). */
-  heldBy(holder: string): number;
+  heldBy(holder: string): Promise<number>;
 }
 
 /**
@@ -275,27 +288,27 @@ export interface InstallationQuery {
  */
 export interface InstallationStore {
   /** Keeps an installation now, replacing the one of the same key (a reinstall) or team. */
-  put(installation: Omit<StoredInstallation, "installedAt">): StoredInstallation;
+  put(installation: Omit<StoredInstallation, "installedAt">): Promise<StoredInstallation>;
   /**
    * The installation serving a workspace: its own, else the org-wide installation of its
    * org (which answers for every workspace of the org): the org the query names, else the one
    * recorded for the workspace (placeWorkspace). Asked with only an org: the org-wide one.
    */
-  find(query: InstallationQuery): StoredInstallation | undefined;
+  find(query: InstallationQuery): Promise<StoredInstallation | undefined>;
   /**
    * Records that workspace `team` is in org `enterprise` (a request of it said so), so that
    * its org-wide installation is found with its team alone: after a restart, an answer resumed
    * there needs its token before any request of the workspace arrives.
    */
-  placeWorkspace(team: string, enterprise: string): void;
+  placeWorkspace(team: string, enterprise: string): Promise<void>;
   /** The workspaces recorded in an org (placeWorkspace), in no set order. */
-  workspacesOf(enterprise: string): string[];
+  workspacesOf(enterprise: string): Promise<string[]>;
   /** Forgets it (app_uninstalled, tokens_revoked); whether there was one. */
-  remove(key: InstallationKey): boolean;
+  remove(key: InstallationKey): Promise<boolean>;
   /** Every installation, oldest install first. */
-  list(): StoredInstallation[];
+  list(): Promise<StoredInstallation[]>;
   /** Replaces the sealed bot tokens of these installations, all or none (key rotation). */
-  reseal(rows: readonly (InstallationKey & { sealedBotToken: Buffer })[]): void;
+  reseal(rows: readonly (InstallationKey & { sealedBotToken: Buffer })[]): Promise<void>;
 }
 
 /** Everything the bot keeps, and how to reach and release it. */
@@ -314,23 +327,20 @@ export interface Stores {
    * while a bot is running on the same database (`npm run rotate-key`). SQLite: the file's
    * lock, held from the open, already keeps every other process out. PostgreSQL: every bot's
    * store connection holds a shared advisory lock (postgres/replica-lock.ts), and a live
-   * conversation lease also counts. Memory: nobody else can see it, and nothing is undone
-   * when `fn` throws (its writes do not fail).
+   * conversation lease also counts.
    */
-  exclusively<T>(fn: () => T): T;
+  exclusively<T>(fn: () => Promise<T>): Promise<T>;
   /** Whether the storage answers (readiness). */
-  ping(): boolean;
+  ping(): Promise<boolean>;
   /**
    * Resolves once every write made before the call would survive a power cut, not only the
    * process being killed, without holding the event loop: awaited before Slack is told a
    * question arrived and before a request whose attempt was recorded leaves. SQLite: one
    * sync of its log, shared by the writes made meanwhile (sqlite/wal-sync.ts). PostgreSQL:
-   * its commits already are. Memory: nothing to wait for.
+   * its commits already are.
    */
   durable(): Promise<void>;
-  /** The same, holding the thread: only where nothing can be awaited (a run start's record). */
-  durableNow(): void;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** `Stores.exclusively` found a bot running on the database: nothing was done. */

@@ -17,45 +17,45 @@ type Recorders = Pick<
 /**
  * The typed transition methods of a turn store, each one event of the state machine,
  * over the store's single `apply`. Every implementation extends it, so a transition
- * means the same in SQLite and in memory.
+ * means the same in SQLite, PostgreSQL and in memory.
  */
 export abstract class TurnEvents implements Recorders {
   /** Applies `event` (`applyTurnEvent`) to the stored turn and keeps the result. */
-  protected abstract apply(id: string, event: TurnEvent): Turn;
+  protected abstract apply(id: string, event: TurnEvent): Promise<Turn>;
 
-  recordContent(id: string, content: Parameters<Recorders["recordContent"]>[1]): Turn {
+  recordContent(id: string, content: Parameters<Recorders["recordContent"]>[1]): Promise<Turn> {
     return this.apply(id, { type: "compose", ...content });
   }
 
-  recordPostAttempt(id: string): Turn {
+  recordPostAttempt(id: string): Promise<Turn> {
     return this.apply(id, { type: "post_attempt" });
   }
 
-  recordMessage(id: string, serviceMessageId: string): Turn {
+  recordMessage(id: string, serviceMessageId: string): Promise<Turn> {
     return this.apply(id, { type: "message", serviceMessageId });
   }
 
-  recordRunAttempt(id: string, settings: RunSettings): Turn {
+  recordRunAttempt(id: string, settings: RunSettings): Promise<Turn> {
     return this.apply(id, { type: "run_attempt", settings });
   }
 
-  recordRunNotStarted(id: string): Turn {
+  recordRunNotStarted(id: string): Promise<Turn> {
     return this.apply(id, { type: "run_not_started" });
   }
 
-  recordRunStart(id: string, run: Parameters<Recorders["recordRunStart"]>[1]): Turn {
+  recordRunStart(id: string, run: Parameters<Recorders["recordRunStart"]>[1]): Promise<Turn> {
     return this.apply(id, { type: "run_start", ...run });
   }
 
-  recordReplyAttempt(id: string, part: number): Turn {
+  recordReplyAttempt(id: string, part: number): Promise<Turn> {
     return this.apply(id, { type: "reply_attempt", part });
   }
 
-  recordReply(id: string, parts: string[]): Turn {
+  recordReply(id: string, parts: string[]): Promise<Turn> {
     return this.apply(id, { type: "reply", parts });
   }
 
-  finish(id: string, end: Parameters<Recorders["finish"]>[1]): Turn {
+  finish(id: string, end: Parameters<Recorders["finish"]>[1]): Promise<Turn> {
     return this.apply(id, { type: "finish", ...end });
   }
 }

@@ -29,7 +29,7 @@ export interface CoreParts {
   replies: ReplyStrategy;
   history: ThreadHistory;
   /** The assistant a new conversation talks to; default ASSISTANT_ID. */
-  assistantFor?: (inbound: Inbound) => string;
+  assistantFor?: (inbound: Inbound) => Promise<string>;
   /** A turn ended, whatever its outcome (after the metrics). */
   onTurnFinished?: (turn: Turn) => void;
 }
@@ -56,7 +56,6 @@ export function wireCore(parts: CoreParts): Bridge {
     limits: config.limits,
     clock,
     durable: () => stores.durable(),
-    durableNow: () => stores.durableNow(),
     events: {
       onFinished: (turn, outcome, runStatus) => {
         metrics.turns.inc({ outcome });
@@ -74,7 +73,7 @@ export function wireCore(parts: CoreParts): Bridge {
     onTakeover: () => metrics.takeovers.inc(),
     runner,
     logger,
-    assistantFor: parts.assistantFor ?? (() => config.service.assistantId),
+    assistantFor: parts.assistantFor ?? (async () => config.service.assistantId),
     replies: parts.replies,
     maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
     onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),

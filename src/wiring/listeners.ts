@@ -45,8 +45,10 @@ export function registerListeners(app: BoltApp, parts: ListenerParts): void {
   const trust = { installation, admission, notes };
   const onInbound = (result: string) => metrics.inbound.inc({ result });
   const { identities } = parts.people;
-  const linkFirst = (owner: { team: string; user: string }) =>
-    identities.mustLink(owner) ? linkNote("not_linked", config.people.linkTokenHelp) : undefined;
+  const linkFirst = async (owner: { team: string; user: string }) =>
+    (await identities.mustLink(owner))
+      ? linkNote("not_linked", config.people.linkTokenHelp)
+      : undefined;
   registerMessageListeners(app, { bridge, users, ...trust, logger, onInbound, linkFirst });
   const { vault, assistants } = parts.people;
   const help = config.people.linkTokenHelp;

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
 import { fakeCore, quiet } from "../support/fake-core.js";
@@ -28,7 +28,7 @@ function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
     runner,
     replies,
     logger: quiet,
-    assistantFor: () => "asst-1",
+    assistantFor: async () => "asst-1",
     maxQueuedPerPerson,
   });
   return { stores, service, replies, bridge };
@@ -55,14 +55,14 @@ describe("Bridge.accept", () => {
   it("answers a mention, a reply in its thread, and every DM; ignores other channel messages", async () => {
     const s = setup();
     const first = inbound();
-    expect(s.bridge.accept(first)).toBe("accepted");
-    expect(s.bridge.accept(inbound({ threadTs: first.threadTs, mentioned: false }))).toBe(
+    expect(await s.bridge.accept(first)).toBe("accepted");
+    expect(await s.bridge.accept(inbound({ threadTs: first.threadTs, mentioned: false }))).toBe(
       "accepted",
     );
-    expect(s.bridge.accept(inbound({ mentioned: false }))).toBe("ignored");
-    expect(s.bridge.accept(inbound({ channel: "D1", isDirect: true, mentioned: false }))).toBe(
-      "accepted",
-    );
+    expect(await s.bridge.accept(inbound({ mentioned: false }))).toBe("ignored");
+    expect(
+      await s.bridge.accept(inbound({ channel: "D1", isDirect: true, mentioned: false })),
+    ).toBe("accepted");
     await s.bridge.idle();
     expect(s.service.count("openThread")).toBe(2);
     expect(s.service.count("startRun")).toBe(3);
@@ -71,8 +71,8 @@ describe("Bridge.accept", () => {
   it("records a message once, however often it is delivered", async () => {
     const s = setup();
     const message = inbound();
-    expect(s.bridge.accept(message)).toBe("accepted");
-    expect(s.bridge.accept({ ...message })).toBe("duplicate");
+    expect(await s.bridge.accept(message)).toBe("accepted");
+    expect(await s.bridge.accept({ ...message })).toBe("duplicate");
     await s.bridge.idle();
     expect(s.service.count("postMessage")).toBe(1);
   });
@@ -80,9 +80,9 @@ describe("Bridge.accept", () => {
   it("shows a turn behind an earlier one of its thread as queued at once", async () => {
     const s = setup();
     const first = inbound();
-    s.bridge.accept(first);
-    s.bridge.accept(inbound({ threadTs: first.threadTs }));
-    const second = s.stores.turns.unfinished()[1]?.id ?? "";
+    await s.bridge.accept(first);
+    await s.bridge.accept(inbound({ threadTs: first.threadTs }));
+    const second = (await s.stores.turns.unfinished())[1]?.id ?? "";
     // Recorded before Slack is answered; taken on just after.
     expect([s.replies.story(second), s.service.calls]).toEqual([[], []]);
     await new Promise(setImmediate);
@@ -93,10 +93,10 @@ describe("Bridge.accept", () => {
 
   it("refuses past the per-person limit and keeps the refused turn finished", async () => {
     const s = setup(memoryStores(), 1);
-    expect(s.bridge.accept(inbound())).toBe("accepted");
+    expect(await s.bridge.accept(inbound())).toBe("accepted");
     const over = inbound();
-    expect(s.bridge.accept(over)).toBe("over_limit");
-    expect(s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
+    expect(await s.bridge.accept(over)).toBe("over_limit");
+    expect(await s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
       state: "finished",
       outcome: "error",
     });
@@ -117,23 +117,23 @@ describe("Bridge.accept", () => {
   ])("keeps nothing of a question refused past the limit (%s)", async (_name, open) => {
     const { stores, path } = open();
     const s = setup(stores, 1);
-    expect(s.bridge.accept(inbound())).toBe("accepted");
+    expect(await s.bridge.accept(inbound())).toBe("accepted");
     const question = distinctiveText("REFUSED", 9_000);
     const over = inbound({ text: question, hasFiles: true });
-    expect(s.bridge.accept(over)).toBe("over_limit");
+    expect(await s.bridge.accept(over)).toBe("over_limit");
     await s.bridge.idle();
     // The row stays (a Slack retry of the message is a duplicate), and holds no text of it.
-    expect(s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
+    expect(await s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
       state: "finished",
       content: "",
       serviceContent: null,
       notes: [],
       error: null,
     });
-    expect(s.bridge.accept({ ...over })).toBe("duplicate");
+    expect(await s.bridge.accept({ ...over })).toBe("duplicate");
     if (path) {
       expect(sqliteFilesHolding(path, [question])).toEqual([]);
-      stores.close();
+      await stores.close();
       expect(sqliteFilesHolding(path, [question])).toEqual([]);
     }
   });
@@ -141,15 +141,15 @@ describe("Bridge.accept", () => {
   it("only records while closing, and answers what it recorded at the next start", async () => {
     const stores = memoryStores();
     const before = setup(stores);
-    before.bridge.close();
-    expect(before.bridge.accept(inbound())).toBe("deferred");
+    await before.bridge.close();
+    expect(await before.bridge.accept(inbound())).toBe("deferred");
     await before.bridge.idle();
     expect(before.service.calls).toEqual([]);
     const after = setup(stores);
-    expect(after.bridge.resume()).toBe(1);
+    expect(await after.bridge.resume()).toBe(1);
     await after.bridge.idle();
     expect(after.service.count("startRun")).toBe(1);
-    expect(stores.turns.unfinished()).toEqual([]);
+    expect(await stores.turns.unfinished()).toEqual([]);
   });
 });
 
@@ -157,13 +157,13 @@ describe("Bridge.stop", () => {
   it("lets only the asker stop, only from the turn's channel", async () => {
     const s = setup();
     s.service.hang = true;
-    s.bridge.accept(inbound());
-    const id = s.stores.turns.unfinished()[0]?.id ?? "";
+    await s.bridge.accept(inbound());
+    const id = (await s.stores.turns.unfinished())[0]?.id ?? "";
     expect(await s.bridge.stop(id, "U2", { team: "T1", channel: "C1" })).toBe("not_owner");
     expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C2" })).toBe("not_running");
     expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C1" })).toBe("stopped");
     await s.bridge.idle();
-    expect(s.stores.turns.byId(id)?.outcome).toBe("stopped");
+    expect((await s.stores.turns.byId(id))?.outcome).toBe("stopped");
     expect(await s.bridge.stop(id, "U1", { team: "T1", channel: "C1" })).toBe("not_running");
   });
 
@@ -171,13 +171,16 @@ describe("Bridge.stop", () => {
     const s = setup();
     s.service.hang = true;
     const first = inbound();
-    s.bridge.accept(first);
-    s.bridge.accept(inbound({ threadTs: first.threadTs }));
-    expect(s.bridge.activeFor("T1", "C1", "U1").map((a) => a.running)).toEqual([false, false]);
+    await s.bridge.accept(first);
+    await s.bridge.accept(inbound({ threadTs: first.threadTs }));
+    expect((await s.bridge.activeFor("T1", "C1", "U1")).map((a) => a.running)).toEqual([
+      false,
+      false,
+    ]);
     const { stopped, failed } = await s.bridge.stopAllFor("T1", "C1", "U1");
     expect([stopped.length, failed.length]).toEqual([2, 0]);
     await s.bridge.idle();
-    expect(s.stores.turns.unfinished()).toEqual([]);
+    expect(await s.stores.turns.unfinished()).toEqual([]);
     expect(s.service.count("startRun")).toBe(0);
   });
 });
@@ -187,7 +190,7 @@ describe("Bridge.stopTurnOf", () => {
     const s = setup();
     s.service.hang = true;
     const asked = inbound();
-    s.bridge.accept(asked);
+    await s.bridge.accept(asked);
     await vi.waitFor(() => expect(s.service.count("streamRun")).toBe(1));
     const thread = asked.threadTs;
     expect(await s.bridge.stopTurnOf("T1", "C1", thread, "U2")).toEqual({
@@ -208,7 +211,7 @@ describe("Bridge.stopTurnOf", () => {
     expect(pressed).toEqual([{ result: "stopped" }, { result: "stopped" }]);
     await s.bridge.idle();
     expect(s.service.count("stopRun")).toBe(1);
-    const [turn] = s.stores.turns.activeFor("T1", "C1", "U1");
+    const [turn] = await s.stores.turns.activeFor("T1", "C1", "U1");
     expect(turn).toBeUndefined();
     expect(s.replies.story(s.replies.calls[0]?.turnId ?? "").at(-1)).toMatch(/^finish:stopped/);
     expect(await s.bridge.stopTurnOf("T1", "C1", thread, "U1")).toEqual({

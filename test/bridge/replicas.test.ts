@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Stores } from "../../src/store/stores.js";
 import { fakeCore, quiet } from "../support/fake-core.js";
 import { FakeService } from "../support/fake-service.js";
@@ -21,7 +21,7 @@ function cluster() {
   const stores = memoryStores(() => now);
   const service = new FakeService();
   const takeovers: string[] = [];
-  const replica = (holder: string) => {
+  const replica = async (holder: string) => {
     const clock = new ManualClock(now);
     const { replies, runner } = fakeCore(stores, clock, LIMITS, service);
     const bridge = new Bridge({
@@ -33,10 +33,10 @@ function cluster() {
       runner,
       replies,
       logger: quiet,
-      assistantFor: () => "asst-1",
+      assistantFor: async () => "asst-1",
       onTakeover: () => takeovers.push(holder),
     });
-    bridge.resume();
+    await bridge.resume();
     return { holder, clock, replies, bridge };
   };
   /** Moves the database's time (lease expiry) and a replica's timers together. */
@@ -71,7 +71,7 @@ async function startHeld(
 ): Promise<{ first: Inbound; held: { release: () => void } }> {
   const held = c.service.hold("startRun");
   const first = question();
-  expect(a.bridge.accept(first)).toBe("accepted");
+  expect(await a.bridge.accept(first)).toBe("accepted");
   await held.entered;
   return { first, held };
 }
@@ -84,89 +84,93 @@ async function streamingIn(c: ReturnType<typeof cluster>, a: { bridge: Bridge })
   c.service.hang = true;
   const streaming = c.service.hold("streamRun");
   const asked = question();
-  a.bridge.accept(asked);
+  await a.bridge.accept(asked);
   await streaming.entered;
   streaming.release();
   return asked;
 }
 
-const unfinished = (stores: Stores) => stores.turns.unfinished();
+const unfinished = async (stores: Stores) => await stores.turns.unfinished();
 /** The id of the turn recorded for a question. */
-const turnOf = (stores: Stores, q: Inbound) =>
-  stores.turns.byMessage(q.team, q.channel, q.ts)?.id ?? "";
+const turnOf = async (stores: Stores, q: Inbound) =>
+  (await stores.turns.byMessage(q.team, q.channel, q.ts))?.id ?? "";
 
 describe("replicas sharing one database", () => {
   it("runs a conversation's turns in the replica holding it, in order, whichever replica heard them", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const { first, held } = await startHeld(c, a);
     // B records the thread's next message, but A holds the conversation: B runs nothing.
     const second = followUp(first);
-    expect(b.bridge.accept(second)).toBe("accepted");
+    expect(await b.bridge.accept(second)).toBe("accepted");
     expect(b.bridge.leasesHeld).toBe(0);
     held.release();
     await a.bridge.idle();
     await b.bridge.idle();
-    expect(unfinished(c.stores)).toEqual([]);
+    expect(await unfinished(c.stores)).toEqual([]);
     for (const q of [first, second]) {
-      expect(a.replies.story(turnOf(c.stores, q)).at(-1)).toBe("finish:completed:The answer.");
-      expect(b.replies.story(turnOf(c.stores, q))).toEqual([]);
+      expect(a.replies.story(await turnOf(c.stores, q)).at(-1)).toBe(
+        "finish:completed:The answer.",
+      );
+      expect(b.replies.story(await turnOf(c.stores, q))).toEqual([]);
     }
     const posted = c.service.calls.filter((call) => call.call === "postMessage");
     expect(posted.map((call) => call.content)).toEqual([first.text, second.text]);
     expect(c.service.count("startRun")).toBe(2);
-    expect(c.stores.leases.heldBy("A")).toBe(0);
+    expect(await c.stores.leases.heldBy("A")).toBe(0);
   });
 
   it("opens the replies of turns recorded elsewhere in their order, the first one at once", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const { first, held } = await startHeld(c, a);
     const later = [2, 3].map(() => followUp(first));
-    for (const q of later) b.bridge.accept(q);
+    for (const q of later) await b.bridge.accept(q);
     held.release();
     await a.bridge.idle();
-    const [second, third] = later.map((q) => turnOf(c.stores, q));
+    const [second, third] = await Promise.all(later.map((q) => turnOf(c.stores, q)));
     const opens = a.replies.calls.filter((call) => call.call === "open").map((call) => call.turnId);
-    expect(opens).toEqual([turnOf(c.stores, first), second, third]);
+    expect(opens).toEqual([await turnOf(c.stores, first), second, third]);
     expect(a.replies.story(third ?? "")[0]).toBe("open:queued(thread 1)");
   });
 
   it("shows a turn recorded elsewhere as queued at its holder's next sweep, while the one before runs", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const { first, held } = await startHeld(c, a);
     const second = followUp(first);
-    b.bridge.accept(second);
-    expect(a.replies.story(turnOf(c.stores, second))).toEqual([]);
+    await b.bridge.accept(second);
+    expect(a.replies.story(await turnOf(c.stores, second))).toEqual([]);
     await c.pass(SWEEP_MS, a);
-    expect(a.replies.story(turnOf(c.stores, second))).toEqual(["open:queued(thread 1)"]);
+    expect(a.replies.story(await turnOf(c.stores, second))).toEqual(["open:queued(thread 1)"]);
     held.release();
     await a.bridge.idle();
-    expect(a.replies.story(turnOf(c.stores, second)).at(-1)).toBe("finish:completed:The answer.");
+    expect(a.replies.story(await turnOf(c.stores, second)).at(-1)).toBe(
+      "finish:completed:The answer.",
+    );
   });
 
   it("looks at every conversation it holds with one read per sweep, however many", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const started = [];
     for (let i = 0; i < 3; i++) started.push(await startHeld(c, a));
     const later = started.map(({ first }) => followUp(first));
-    for (const q of later) b.bridge.accept(q);
+    for (const q of later) await b.bridge.accept(q);
     const reads = countReads(c.stores);
     await c.pass(SWEEP_MS, a);
     for (const q of later) {
-      expect(a.replies.story(turnOf(c.stores, q))).toEqual(["open:queued(thread 1)"]);
+      expect(a.replies.story(await turnOf(c.stores, q))).toEqual(["open:queued(thread 1)"]);
     }
     expect(reads).toEqual({ unfinishedIn: 0, unfinishedInAny: 1 });
     for (const { held } of started) held.release();
     await a.bridge.idle();
-    expect(unfinished(c.stores)).toEqual([]);
+    expect(await unfinished(c.stores)).toEqual([]);
   });
 
   it("takes over a dead replica's answer once its lease expires, without a second run", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const asked = await streamingIn(c, a);
     // A dies: its work stops where it is and nothing is handed back.
     a.bridge.shutdown();
@@ -177,8 +181,8 @@ describe("replicas sharing one database", () => {
     await c.pass(SWEEP_MS, b);
     await b.bridge.idle();
     expect(c.takeovers).toEqual(["B"]);
-    const turn = turnOf(c.stores, asked);
-    expect(c.stores.turns.byId(turn)).toMatchObject({
+    const turn = await turnOf(c.stores, asked);
+    expect(await c.stores.turns.byId(turn)).toMatchObject({
       state: "finished",
       outcome: "completed",
     });
@@ -188,22 +192,22 @@ describe("replicas sharing one database", () => {
 
   it("hands its conversations back when it stops, so another replica goes on at once", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     await streamingIn(c, a);
     a.bridge.shutdown();
     await a.bridge.idle();
-    expect(a.bridge.handBack()).toBe(1);
+    expect(await a.bridge.handBack()).toBe(1);
     c.service.hang = false;
     await c.pass(SWEEP_MS, b);
     await b.bridge.idle();
     expect(c.takeovers).toEqual([]);
-    expect(unfinished(c.stores)).toEqual([]);
+    expect(await unfinished(c.stores)).toEqual([]);
     expect(c.service.count("startRun")).toBe(1);
   });
 
   it("leaves a turn as stored when its lease went to another replica, and writes no ending", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const asked = await streamingIn(c, a);
     // A stalls past its lease (its renewals do not run); B takes the conversation over.
     await c.pass(TTL_MS + SWEEP_MS, b);
@@ -211,13 +215,13 @@ describe("replicas sharing one database", () => {
     // A's next renewal finds the lease gone: it stops following and ends nothing.
     await a.clock.advance(TTL_MS / 3);
     await a.bridge.idle();
-    const turn = turnOf(c.stores, asked);
+    const turn = await turnOf(c.stores, asked);
     expect(a.replies.story(turn).some((s) => s.startsWith("finish"))).toBe(false);
     expect(a.bridge.leasesHeld).toBe(0);
     c.service.hang = false;
-    await c.service.stopRun(c.stores.turns.byId(turn)?.runId ?? "");
+    await c.service.stopRun((await c.stores.turns.byId(turn))?.runId ?? "");
     await b.bridge.idle();
-    expect(c.stores.turns.byId(turn)?.state).toBe("finished");
+    expect((await c.stores.turns.byId(turn))?.state).toBe("finished");
     expect(b.replies.story(turn).at(-1)).toMatch(/^finish:/);
   });
 });
@@ -225,34 +229,34 @@ describe("replicas sharing one database", () => {
 describe("a stop pressed in another replica", () => {
   it("stops a queued turn there through the database, and nothing is sent for it", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const { first, held } = await startHeld(c, a);
     const second = followUp(first);
-    b.bridge.accept(second);
+    await b.bridge.accept(second);
     // The person presses Stop on the second answer; the press reaches B, which does not run it.
-    expect(await b.bridge.stop(turnOf(c.stores, second), "U1", { team: "T1", channel: "C1" })).toBe(
-      "stopped",
-    );
+    expect(
+      await b.bridge.stop(await turnOf(c.stores, second), "U1", { team: "T1", channel: "C1" }),
+    ).toBe("stopped");
     held.release();
     await a.bridge.idle();
-    expect(c.stores.turns.byId(turnOf(c.stores, second))).toMatchObject({
+    expect(await c.stores.turns.byId(await turnOf(c.stores, second))).toMatchObject({
       state: "finished",
       outcome: "stopped",
     });
-    expect(a.replies.story(turnOf(c.stores, second)).at(-1)).toMatch(/^finish:stopped/);
+    expect(a.replies.story(await turnOf(c.stores, second)).at(-1)).toMatch(/^finish:stopped/);
     expect(c.service.count("postMessage")).toBe(1);
     expect(c.service.count("startRun")).toBe(1);
   });
 
   it("stops a run there at the service, and its holder shows it stopped", async () => {
     const c = cluster();
-    const [a, b] = [c.replica("A"), c.replica("B")];
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
     const asked = await streamingIn(c, a);
-    const turn = turnOf(c.stores, asked);
+    const turn = await turnOf(c.stores, asked);
     expect(await b.bridge.stop(turn, "U1", { team: "T1", channel: "C1" })).toBe("stopped");
     await a.bridge.idle();
     expect(c.service.count("stopRun")).toBe(1);
-    expect(c.stores.turns.byId(turn)?.outcome).toBe("stopped");
+    expect((await c.stores.turns.byId(turn))?.outcome).toBe("stopped");
     expect(b.replies.story(turn)).toEqual([]);
   });
 });

@@ -5,19 +5,19 @@ import type { Turn } from "../../src/store/turn.js";
 import { FakeServiceError } from "../support/fake-service.js";
 import { stepSetup } from "../support/step-setup.js";
 
-function setup() {
-  const s = stepSetup();
+async function setup() {
+  const s = await stepSetup();
   const { turns, settings } = s.stores;
   const start = new RunStart({ service: s.service, turns, settings, clock: s.clock });
   /** A turn whose question is posted, as msg-7. */
-  const posted = (): Turn => {
-    const t = s.composed(s.turn());
-    s.stores.turns.recordPostAttempt(t.id);
-    return s.stores.turns.recordMessage(t.id, "msg-7");
+  const posted = async (): Promise<Turn> => {
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    return await s.stores.turns.recordMessage(t.id, "msg-7");
   };
   /** A context whose outage loop keeps trying for a minute (the default gives up at once). */
-  const patient = (t: Turn): StepContext => {
-    const context = s.context(t);
+  const patient = async (t: Turn): Promise<StepContext> => {
+    const context = await s.context(t);
     return { ...context, outage: { ...context.outage, giveUpAfterMs: 60_000 } };
   };
   /** Runs the step to its end, moving the clock a second whenever it waits. */
@@ -30,16 +30,19 @@ function setup() {
     while (!settled) await s.clock.advance(1_000);
     return done;
   };
-  const state = (t: Turn) => s.stores.turns.byId(t.id)?.state;
+  const state = async (t: Turn) => (await s.stores.turns.byId(t.id))?.state;
   return { ...s, start, posted, patient, drive, state };
 }
 
 describe("RunStart", () => {
   it("starts the run with the person's settings and records run, settings and start time", async () => {
-    const s = setup();
-    s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { modelOverride: "max" });
-    const t = s.posted();
-    const started = await s.start.step(t, s.context(t));
+    const s = await setup();
+    await s.stores.settings.update(
+      { team: "T1", channel: "C1", user: "U1" },
+      { modelOverride: "max" },
+    );
+    const t = await s.posted();
+    const started = await s.start.step(t, await s.context(t));
     expect(s.service.calls).toEqual([
       {
         call: "startRun",
@@ -56,40 +59,40 @@ describe("RunStart", () => {
   });
 
   it("records the attempt, with the settings sent, before the start leaves", async () => {
-    const s = setup();
-    const t = s.posted();
+    const s = await setup();
+    const t = await s.posted();
     const held = s.service.hold("startRun");
-    const work = s.start.step(t, s.context(t));
+    const work = s.start.step(t, await s.context(t));
     await held.entered;
-    s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps: 9 });
-    expect(s.stores.turns.byId(t.id)).toMatchObject({ state: "run_starting", settings: {} });
+    await s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps: 9 });
+    expect(await s.stores.turns.byId(t.id)).toMatchObject({ state: "run_starting", settings: {} });
     held.release();
     expect(await work).toMatchObject({ state: "run_started", settings: {} });
   });
 
   it("shows the turn queued at the service while its start waits", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.queuedAhead = 3;
-    const t = s.posted();
-    await s.start.step(t, s.context(t));
+    const t = await s.posted();
+    await s.start.step(t, await s.context(t));
     expect(s.replies.story(t.id)).toEqual(["show:queued(service 3)", "show:working"]);
   });
 
   it("stopped while the start waits, starts nothing and records nothing", async () => {
-    const s = setup();
-    const t = s.posted();
-    const context = s.context(t);
+    const s = await setup();
+    const t = await s.posted();
+    const context = await s.context(t);
     context.live.stoppedBy = "U1";
     context.live.waits.abort();
     expect(await s.start.step(t, context)).toBe(t);
     expect(s.service.count("startRun")).toBe(0);
-    expect(s.state(t)).toBe("message_posted");
+    expect(await s.state(t)).toBe("message_posted");
   });
 
   it("stopped once the start is sent, lets it finish and records the run (it must be stopped)", async () => {
-    const s = setup();
-    const t = s.posted();
-    const context = s.context(t);
+    const s = await setup();
+    const t = await s.posted();
+    const context = await s.context(t);
     const held = s.service.hold("startRun");
     const work = s.start.step(t, context);
     await held.entered;
@@ -105,49 +108,49 @@ describe("RunStart", () => {
     new FakeServiceError("connection", true),
   ]) {
     it(`never sends a start again that may have started a run (${error.kind}${error.kind === "connection" ? ", sent" : ""})`, async () => {
-      const s = setup();
+      const s = await setup();
       s.service.failNext("startRun", error);
-      const t = s.posted();
-      const outcome = await s.drive(s.start.step(t, s.patient(t))).catch((e: unknown) => e);
+      const t = await s.posted();
+      const outcome = await s.drive(s.start.step(t, await s.patient(t))).catch((e: unknown) => e);
       expect(outcome).toBeInstanceOf(RunStartUnknown);
       expect((outcome as Error).cause).toBe(error);
       expect(s.service.count("startRun")).toBe(1);
-      expect(s.state(t)).toBe("run_starting");
+      expect(await s.state(t)).toBe("run_starting");
     });
   }
 
   it("sends a start again after a 429 or a connection never made, once each", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.failNext("startRun", new FakeServiceError("rate_limited"));
     s.service.failNext("startRun", new FakeServiceError("connection", false));
-    const t = s.posted();
-    const started = await s.drive(s.start.step(t, s.patient(t)));
+    const t = await s.posted();
+    const started = await s.drive(s.start.step(t, await s.patient(t)));
     expect(s.service.count("startRun")).toBe(3);
     expect(started).toMatchObject({ state: "run_started", runId: "run-1" });
   });
 
   it("a refused start (4xx) ends the step with the refusal, the turn back at message_posted", async () => {
-    const s = setup();
+    const s = await setup();
     const refused = new FakeServiceError("bad_request");
     s.service.failNext("startRun", refused);
-    const t = s.posted();
-    await expect(s.start.step(t, s.patient(t))).rejects.toBe(refused);
-    expect(s.state(t)).toBe("message_posted");
+    const t = await s.posted();
+    await expect(s.start.step(t, await s.patient(t))).rejects.toBe(refused);
+    expect(await s.state(t)).toBe("message_posted");
   });
 
   it("a turn found run_starting (sent before a restart) is not started again", async () => {
-    const s = setup();
-    const t = s.stores.turns.recordRunAttempt(s.posted().id, {});
-    await expect(s.start.step(t, s.context(t))).rejects.toBeInstanceOf(RunStartUnknown);
+    const s = await setup();
+    const t = await s.stores.turns.recordRunAttempt((await s.posted()).id, {});
+    await expect(s.start.step(t, await s.context(t))).rejects.toBeInstanceOf(RunStartUnknown);
     expect(s.service.calls).toEqual([]);
   });
 
   it("does nothing for a turn that has its run", async () => {
-    const s = setup();
-    const t = s.posted();
-    s.stores.turns.recordRunAttempt(t.id, {});
-    const running = s.stores.turns.recordRunStart(t.id, { runId: "run-0", startedAt: 1 });
-    expect(await s.start.step(running, s.context(running))).toBe(running);
+    const s = await setup();
+    const t = await s.posted();
+    await s.stores.turns.recordRunAttempt(t.id, {});
+    const running = await s.stores.turns.recordRunStart(t.id, { runId: "run-0", startedAt: 1 });
+    expect(await s.start.step(running, await s.context(running))).toBe(running);
     expect(s.service.calls).toEqual([]);
   });
 });

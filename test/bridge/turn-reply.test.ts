@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { TurnReply } from "../../src/bridge/turn-reply.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { FakeReplies } from "../support/fake-replies.js";
 
-function setup(prepare?: (turns: ReturnType<typeof memoryStores>["turns"], id: string) => void) {
+async function setup(
+  prepare?: (turns: ReturnType<typeof memoryStores>["turns"], id: string) => Promise<unknown>,
+) {
   const { turns, conversations } = memoryStores();
-  const c = conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "a");
-  const created = turns.create({
+  const c = await conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "a");
+  const created = (await turns.create({
     conversationId: c.id,
     team: "T",
     channel: "C",
@@ -16,30 +18,35 @@ function setup(prepare?: (turns: ReturnType<typeof memoryStores>["turns"], id: s
     user: "U1",
     content: "q",
     notes: ["a note"],
-  }) as Turn;
-  prepare?.(turns, created.id);
+  })) as Turn;
+  await prepare?.(turns, created.id);
   const replies = new FakeReplies();
   let firstText = 0;
-  const reply = new TurnReply(replies, turns, turns.byId(created.id) as Turn, () => firstText++);
+  const reply = new TurnReply(
+    replies,
+    turns,
+    (await turns.byId(created.id)) as Turn,
+    () => firstText++,
+  );
   return { turns, replies, reply, id: created.id, firstTexts: () => firstText };
 }
 
 describe("TurnReply", () => {
   it("opens once, whoever asks first, and records the placeholder on the turn", async () => {
-    const s = setup();
+    const s = await setup();
     await Promise.all([
       s.reply.open({ kind: "queued", ahead: 1, where: "thread" }),
       s.reply.open({ kind: "starting" }),
     ]);
     expect(s.replies.story(s.id)).toEqual(["open:queued(thread 1)"]);
-    expect(s.turns.byId(s.id)).toMatchObject({
+    expect(await s.turns.byId(s.id)).toMatchObject({
       replyPostsAttempted: 1,
       replyParts: [`reply-${s.id}`],
     });
   });
 
   it("owns the text so far: statuses keep it, the first text is told once", async () => {
-    const s = setup();
+    const s = await setup();
     await s.reply.open({ kind: "starting" });
     s.reply.status({ kind: "working" }); // says nothing new over "Starting…": not sent
     s.reply.write("Hel");
@@ -59,19 +66,19 @@ describe("TurnReply", () => {
   });
 
   it("shows working after a queued status, and after a restart, where the screen may say anything", async () => {
-    const queued = setup();
+    const queued = await setup();
     await queued.reply.open({ kind: "queued", ahead: 2, where: "thread" });
     queued.reply.status({ kind: "working" });
     expect(queued.replies.story(queued.id)).toEqual(["open:queued(thread 2)", "show:working"]);
 
-    const resumed = setup((turns, id) => turns.recordReply(id, ["9.9"]));
+    const resumed = await setup(async (turns, id) => await turns.recordReply(id, ["9.9"]));
     await resumed.reply.open({ kind: "starting" });
     resumed.reply.status({ kind: "working" });
     expect(resumed.replies.story(resumed.id)).toEqual(["open:starting", "show:working"]);
   });
 
   it("ends in the placeholder being posted, not in a second message", async () => {
-    const s = setup();
+    const s = await setup();
     s.replies.holdOpens = true;
     const opening = s.reply.open({ kind: "queued", ahead: 1, where: "thread" });
     const finishing = s.reply.finish({ kind: "stopped", by: "U1" }, "");
@@ -83,7 +90,7 @@ describe("TurnReply", () => {
   });
 
   it("keeps the run's steps in the order they began, an update replacing its step in place", async () => {
-    const s = setup();
+    const s = await setup();
     await s.reply.open({ kind: "starting" });
     const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
     s.reply.step(searching);
@@ -122,7 +129,7 @@ describe("TurnReply", () => {
   });
 
   it("keeps at most 100 steps, still updating the known ones", async () => {
-    const s = setup();
+    const s = await setup();
     await s.reply.open({ kind: "starting" });
     for (let i = 0; i < 120; i++)
       s.reply.step({ id: `s${i}`, title: `step ${i}`, status: "pending" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LiveTurn } from "../../src/bridge/live-turn.js";
 import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { fakeCore } from "../support/fake-core.js";
 import { liveTurn } from "../support/fake-replies.js";
@@ -10,7 +10,7 @@ import { ManualClock } from "../support/manual-clock.js";
 
 const KEY = { team: "T1", channel: "C1", threadTs: "100.000001" };
 
-function setup() {
+async function setup() {
   const clock = new ManualClock();
   const stores = memoryStores(() => clock.now());
   const { turns, conversations } = stores;
@@ -19,17 +19,18 @@ function setup() {
     runTimeoutMs: 60_000,
     serviceOutageMs: 30_000,
   });
-  const conversation = conversations.ensure(KEY, "asst-1");
-  const turn = (text = "What is up?"): Turn =>
-    turns.create({
+  const conversation = await conversations.ensure(KEY, "asst-1");
+  const turn = async (text = "What is up?"): Promise<Turn> =>
+    (await turns.create({
       conversationId: conversation.id,
       ...KEY,
       messageTs: KEY.threadTs,
       user: "U1",
       content: text,
       notes: [],
-    }) as Turn;
-  const live = (t: Turn): LiveTurn => liveTurn(replies, turns, turns.byId(t.id) as Turn);
+    })) as Turn;
+  const live = async (t: Turn): Promise<LiveTurn> =>
+    liveTurn(replies, turns, (await turns.byId(t.id)) as Turn);
   /** Runs the turn to its end, moving the clock along whenever it waits. */
   const finish = async (l: LiveTurn) => {
     const done = runner.run(l);
@@ -39,7 +40,7 @@ function setup() {
     });
     while (!ended) await clock.advance(1_000);
     await done;
-    return turns.byId(l.id) as Turn;
+    return (await turns.byId(l.id)) as Turn;
   };
   return {
     clock,
@@ -60,9 +61,9 @@ const names = (calls: ServiceCall[]) => calls.map((c) => c.call);
 
 describe("the turn runner", () => {
   it("works a turn through every step and ends with the run's own text", async () => {
-    const s = setup();
-    const t = s.turn();
-    const done = await s.finish(s.live(t));
+    const s = await setup();
+    const t = await s.turn();
+    const done = await s.finish(await s.live(t));
     expect(names(s.service.calls)).toEqual([
       "openThread",
       "postMessage",
@@ -92,11 +93,11 @@ describe("the turn runner", () => {
   });
 
   it("hands the steps the run's stream tells to the turn's reply", async () => {
-    const s = setup();
+    const s = await setup();
     const searching = { id: "s1", title: "Searching the docs", status: "in_progress" } as const;
     s.service.steps = [searching, { ...searching, status: "complete" }];
-    const t = s.turn();
-    await s.finish(s.live(t));
+    const t = await s.turn();
+    await s.finish(await s.live(t));
     expect(s.replies.story(t.id)).toEqual([
       "open:starting",
       "show:working",
@@ -119,9 +120,9 @@ describe("the turn runner", () => {
     ["openThread", ["openThread"]],
     ["postMessage", ["openThread", "postMessage"]],
   ] as const)("stopped while %s is under way, it takes no further step", async (step, expected) => {
-    const s = setup();
-    const t = s.turn();
-    const l = s.live(t);
+    const s = await setup();
+    const t = await s.turn();
+    const l = await s.live(t);
     const held = s.service.hold(step);
     const done = s.runner.run(l);
     await held.entered;
@@ -129,7 +130,7 @@ describe("the turn runner", () => {
     held.release();
     await done;
     expect(names(s.service.calls)).toEqual(expected);
-    expect(s.turns.byId(t.id)).toMatchObject({
+    expect(await s.turns.byId(t.id)).toMatchObject({
       state: "finished",
       outcome: "stopped",
       runId: null,
@@ -139,10 +140,10 @@ describe("the turn runner", () => {
   });
 
   it("stopped while the run start is sent, lets it finish and stops the run once, when known", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.hang = true;
-    const t = s.turn();
-    const l = s.live(t);
+    const t = await s.turn();
+    const l = await s.live(t);
     const held = s.service.hold("startRun");
     const done = s.runner.run(l);
     await held.entered;
@@ -153,7 +154,7 @@ describe("the turn runner", () => {
     expect(s.service.calls.filter((c) => c.call === "stopRun")).toEqual([
       { call: "stopRun", runId: "run-3" },
     ]);
-    expect(s.turns.byId(t.id)).toMatchObject({
+    expect(await s.turns.byId(t.id)).toMatchObject({
       state: "finished",
       outcome: "stopped",
       runId: "run-3",
@@ -162,24 +163,24 @@ describe("the turn runner", () => {
   });
 
   it("stopped once the run exists, stops the run at the service and keeps what was written", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.hang = true;
-    const t = s.turn();
-    const l = s.live(t);
+    const t = await s.turn();
+    const l = await s.live(t);
     const done = s.runner.run(l);
     await s.clock.waitForTimers(1); // the run's time limit is armed: the run is being followed
     await s.runner.stop(l, "U1");
     await done;
     expect(names(s.service.calls)).toContain("stopRun");
-    expect(s.turns.byId(t.id)).toMatchObject({ outcome: "stopped" });
+    expect(await s.turns.byId(t.id)).toMatchObject({ outcome: "stopped" });
     expect(s.replies.story(t.id).at(-1)).toBe("finish:stopped:The an");
   });
 
   it("starts the run while the reply's first message waits for Slack", async () => {
-    const s = setup();
+    const s = await setup();
     s.replies.holdOpens = true;
-    const t = s.turn();
-    const done = s.runner.run(s.live(t));
+    const t = await s.turn();
+    const done = s.runner.run(await s.live(t));
     while (s.service.count("getRun") === 0) await s.clock.advance(1_000);
     expect(names(s.service.calls)).toEqual([
       "openThread",
@@ -191,62 +192,62 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id).at(-1)).not.toMatch(/^finish/);
     s.replies.release();
     await done;
-    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "completed" });
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "completed" });
     expect(s.replies.story(t.id).at(-1)).toMatch(/^finish:completed:/);
   });
 
   it("stops the run it started when Slack will not show the reply, and ends with one sentence", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.hang = true;
     s.replies.holdOpens = true;
     s.replies.failOpen = new Error("channel_not_found");
-    const t = s.turn();
-    const done = s.runner.run(s.live(t));
+    const t = await s.turn();
+    const done = s.runner.run(await s.live(t));
     while (s.service.count("streamRun") === 0) await s.clock.advance(1_000);
     s.replies.release();
     await done;
     expect(s.service.calls.filter((c) => c.call === "stopRun")).toEqual([
       { call: "stopRun", runId: "run-3" },
     ]);
-    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
     expect(s.replies.calls.at(-1)?.view.phase.kind).toBe("unreachable");
   });
 
   it("starts nothing at the service when Slack refuses the reply before the run", async () => {
-    const s = setup();
+    const s = await setup();
     s.replies.failOpen = new Error("channel_not_found");
-    const t = s.turn();
-    await s.finish(s.live(t));
+    const t = await s.turn();
+    await s.finish(await s.live(t));
     expect(names(s.service.calls)).not.toContain("startRun");
-    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
   });
 
   it("ends a turn still waiting in its queue at once, without any service call", async () => {
-    const s = setup();
-    const t = s.turn();
-    const l = s.live(t);
+    const s = await setup();
+    const t = await s.turn();
+    const l = await s.live(t);
     await s.runner.stop(l, "U1");
     await s.runner.run(l);
     expect(s.service.calls).toEqual([]);
-    expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
     expect(s.replies.story(t.id)).toEqual(["finish:stopped"]);
   });
 
   it("records the turn finished once when Slack will not show its ending", async () => {
-    const s = setup();
+    const s = await setup();
     s.replies.failFinish = true;
-    const t = s.turn();
-    const done = await s.finish(s.live(t));
+    const t = await s.turn();
+    const done = await s.finish(await s.live(t));
     expect(done).toMatchObject({ state: "finished", outcome: "completed" });
     expect(s.replies.story(t.id).filter((line) => line.startsWith("finish"))).toHaveLength(1);
   });
 
   it("refuses a message over the length limit without calling the service", async () => {
-    const s = setup();
-    const t = s.turn("x".repeat(101));
-    await s.finish(s.live(t));
+    const s = await setup();
+    const t = await s.turn("x".repeat(101));
+    await s.finish(await s.live(t));
     expect(s.service.calls).toEqual([]);
-    expect(s.turns.byId(t.id)?.outcome).toBe("error");
+    expect((await s.turns.byId(t.id))?.outcome).toBe("error");
     const phase = s.replies.calls.at(-1)?.view.phase;
     expect(phase).toMatchObject({
       kind: "unreachable",
@@ -255,23 +256,26 @@ describe("the turn runner", () => {
   });
 
   describe("resuming from what was recorded", () => {
-    const resumed = (prepare: (s: ReturnType<typeof setup>, t: Turn) => void) => {
-      const s = setup();
-      s.conversations.setServiceThread(s.conversation.id, "thread-9", "shared");
-      const t = s.turn();
-      prepare(s, t);
+    const resumed = async (
+      prepare: (s: Awaited<ReturnType<typeof setup>>, t: Turn) => Promise<unknown>,
+    ) => {
+      const s = await setup();
+      await s.conversations.setServiceThread(s.conversation.id, "thread-9", "shared");
+      const t = await s.turn();
+      await prepare(s, t);
       return { s, t };
     };
 
     it("composed: posts the text fixed before, not a new one", async () => {
-      const { s, t } = resumed((s, t) =>
-        s.turns.recordContent(t.id, {
-          serviceContent: "context\nWhat is up?",
-          contextThroughTs: null,
-          notes: [],
-        }),
+      const { s, t } = await resumed(
+        async (s, t) =>
+          await s.turns.recordContent(t.id, {
+            serviceContent: "context\nWhat is up?",
+            contextThroughTs: null,
+            notes: [],
+          }),
       );
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(s.service.calls[0]).toEqual({
         call: "postMessage",
         threadId: "thread-9",
@@ -280,30 +284,30 @@ describe("the turn runner", () => {
     });
 
     it("posting, the message already at the service: finds it and does not post again", async () => {
-      const { s, t } = resumed((s, t) => {
-        s.turns.recordContent(t.id, {
+      const { s, t } = await resumed(async (s, t) => {
+        await s.turns.recordContent(t.id, {
           serviceContent: "What is up?",
           contextThroughTs: null,
           notes: [],
         });
-        s.turns.recordPostAttempt(t.id);
+        await s.turns.recordPostAttempt(t.id);
         s.service.messages.push({ id: "msg-earlier", content: "What is up?", role: "user" });
       });
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(names(s.service.calls).slice(0, 2)).toEqual(["listMessages", "startRun"]);
       expect(s.service.calls[1]).toMatchObject({ body: { triggerMessageId: "msg-earlier" } });
     });
 
     it("posting, the message not at the service: looks, then posts it", async () => {
-      const { s, t } = resumed((s, t) => {
-        s.turns.recordContent(t.id, {
+      const { s, t } = await resumed(async (s, t) => {
+        await s.turns.recordContent(t.id, {
           serviceContent: "What is up?",
           contextThroughTs: null,
           notes: [],
         });
-        s.turns.recordPostAttempt(t.id);
+        await s.turns.recordPostAttempt(t.id);
       });
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(names(s.service.calls).slice(0, 3)).toEqual([
         "listMessages",
         "postMessage",
@@ -312,16 +316,16 @@ describe("the turn runner", () => {
     });
 
     it("message_posted: starts the run on the recorded message", async () => {
-      const { s, t } = resumed((s, t) => {
-        s.turns.recordContent(t.id, {
+      const { s, t } = await resumed(async (s, t) => {
+        await s.turns.recordContent(t.id, {
           serviceContent: "What is up?",
           contextThroughTs: null,
           notes: [],
         });
-        s.turns.recordPostAttempt(t.id);
-        s.turns.recordMessage(t.id, "msg-7");
+        await s.turns.recordPostAttempt(t.id);
+        await s.turns.recordMessage(t.id, "msg-7");
       });
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(s.service.calls[0]).toMatchObject({
         call: "startRun",
         body: { triggerMessageId: "msg-7" },
@@ -329,19 +333,19 @@ describe("the turn runner", () => {
     });
 
     it("run_starting: sends nothing and ends saying the answer may not have started", async () => {
-      const { s, t } = resumed((s, t) => {
-        s.turns.recordContent(t.id, {
+      const { s, t } = await resumed(async (s, t) => {
+        await s.turns.recordContent(t.id, {
           serviceContent: "What is up?",
           contextThroughTs: null,
           notes: [],
         });
-        s.turns.recordPostAttempt(t.id);
-        s.turns.recordMessage(t.id, "msg-7");
-        s.turns.recordRunAttempt(t.id, {});
+        await s.turns.recordPostAttempt(t.id);
+        await s.turns.recordMessage(t.id, "msg-7");
+        await s.turns.recordRunAttempt(t.id, {});
       });
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(s.service.calls).toEqual([]);
-      expect(s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
       expect(s.replies.calls.at(-1)?.view.phase).toEqual({
         kind: "unreachable",
         message: START_UNCONFIRMED,
@@ -349,28 +353,28 @@ describe("the turn runner", () => {
     });
 
     it("run_started: only follows the run, and the reply says it is working", async () => {
-      const { s, t } = resumed((s, t) => {
-        s.turns.recordContent(t.id, {
+      const { s, t } = await resumed(async (s, t) => {
+        await s.turns.recordContent(t.id, {
           serviceContent: "What is up?",
           contextThroughTs: null,
           notes: [],
         });
-        s.turns.recordPostAttempt(t.id);
-        s.turns.recordMessage(t.id, "msg-7");
-        s.turns.recordRunAttempt(t.id, {});
-        s.turns.recordRunStart(t.id, { runId: "run-7", startedAt: s.clock.now() });
+        await s.turns.recordPostAttempt(t.id);
+        await s.turns.recordMessage(t.id, "msg-7");
+        await s.turns.recordRunAttempt(t.id, {});
+        await s.turns.recordRunStart(t.id, { runId: "run-7", startedAt: s.clock.now() });
       });
-      await s.finish(s.live(t));
+      await s.finish(await s.live(t));
       expect(names(s.service.calls)).toEqual(["streamRun", "getRun"]);
       expect(s.replies.story(t.id)[0]).toBe("open:working");
     });
   });
 
   it("rides out an outage: says it keeps trying, looks before posting again, then answers", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.failNext("postMessage", new FakeServiceError("server"), 2);
-    const t = s.turn();
-    const done = await s.finish(s.live(t));
+    const t = await s.turn();
+    const done = await s.finish(await s.live(t));
     expect(names(s.service.calls).slice(0, 6)).toEqual([
       "openThread",
       "postMessage",
@@ -385,10 +389,10 @@ describe("the turn runner", () => {
   });
 
   it("ends a turn whose run start may have reached the service with one sentence, never a second start", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.failNext("startRun", new FakeServiceError("server"));
-    const t = s.turn();
-    const done = await s.finish(s.live(t));
+    const t = await s.turn();
+    const done = await s.finish(await s.live(t));
     expect(names(s.service.calls)).toEqual(["openThread", "postMessage", "startRun"]);
     expect(done).toMatchObject({ state: "finished", outcome: "error", runId: null });
     expect(s.replies.calls.at(-1)?.view.phase).toEqual({
@@ -398,11 +402,11 @@ describe("the turn runner", () => {
   });
 
   it("ends with one clear sentence when the service stays down past the outage limit", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.failNext("openThread", new FakeServiceError("connection"), 1_000);
-    const t = s.turn();
+    const t = await s.turn();
     const start = s.clock.now();
-    const done = await s.finish(s.live(t));
+    const done = await s.finish(await s.live(t));
     expect(s.clock.now() - start).toBeGreaterThanOrEqual(30_000);
     expect(done.outcome).toBe("error");
     expect(s.replies.calls.at(-1)?.view.phase).toEqual({
@@ -413,16 +417,16 @@ describe("the turn runner", () => {
   });
 
   it("stops a run past its time limit and says so", async () => {
-    const s = setup();
+    const s = await setup();
     s.service.hang = true;
-    const t = s.turn();
-    const l = s.live(t);
+    const t = await s.turn();
+    const l = await s.live(t);
     const done = s.runner.run(l);
     await s.clock.waitForTimers(1);
     await s.clock.advance(60_000);
     await done;
     expect(names(s.service.calls)).toContain("stopRun");
-    expect(s.turns.byId(t.id)?.outcome).toBe("error");
+    expect((await s.turns.byId(t.id))?.outcome).toBe("error");
     expect(s.replies.calls.at(-1)?.view).toMatchObject({
       body: "The an",
       phase: {

@@ -54,9 +54,9 @@ async function home(user: string): Promise<{ blocks: unknown[]; shown: string }>
 }
 
 /** The service thread the conversation of this Slack thread talks to. */
-function serviceThreadOf(threadTs: string): { id: string; team: string } {
+async function serviceThreadOf(threadTs: string): Promise<{ id: string; team: string }> {
   for (const thread of h.sim.control.threads()) {
-    const conversation = h.bot.stores.conversations.byServiceThread(thread.id);
+    const conversation = await h.bot.stores.conversations.byServiceThread(thread.id);
     if (conversation?.threadTs === threadTs) return { id: thread.id, team: conversation.team };
   }
   throw new Error(`no service thread for ${threadTs}`);
@@ -81,15 +81,15 @@ describe("the App Home of a person without a token of their own", () => {
     const alices = await h.mention("<@UBOT> alice's question");
     await h.settled(CHANNEL, alices.threadTs);
     // Everyone else's threads under the shared token, and 18 more conversations of Bob's.
-    const { team } = serviceThreadOf(bobs.threadTs);
+    const { team } = await serviceThreadOf(bobs.threadTs);
     for (let i = 0; i < 400; i++)
       h.sim.control.createThread(SERVICE_TOKEN, ASSISTANT_ID, `other ${i}`);
     for (let i = 0; i < 18; i++) {
       const thread = h.sim.control.createThread(SERVICE_TOKEN, ASSISTANT_ID, `bob's old ${i}`);
       const key = { team, channel: "C0OLD", threadTs: `100.${i}` };
-      const conversation = h.bot.stores.conversations.ensure(key, ASSISTANT_ID);
-      h.bot.stores.conversations.setServiceThread(conversation.id, thread.id, "shared");
-      const turn = h.bot.stores.turns.create({
+      const conversation = await h.bot.stores.conversations.ensure(key, ASSISTANT_ID);
+      await h.bot.stores.conversations.setServiceThread(conversation.id, thread.id, "shared");
+      const turn = await h.bot.stores.turns.create({
         conversationId: conversation.id,
         ...key,
         messageTs: key.threadTs,
@@ -97,7 +97,7 @@ describe("the App Home of a person without a token of their own", () => {
         content: "old question",
         notes: [],
       });
-      h.bot.stores.turns.finish(turn?.id as string, { outcome: "completed" });
+      await h.bot.stores.turns.finish(turn?.id as string, { outcome: "completed" });
     }
 
     const first = await home(BOB);

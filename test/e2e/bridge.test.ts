@@ -47,7 +47,7 @@ describe("Slack requests", () => {
     const { response, threadTs, ts } = await x.mention("<@UBOT> take your time");
     expect(response.status).toBe(200);
     // HTTP mode answers Slack only once the question is recorded: a crash cannot lose it.
-    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts)).toBeDefined();
+    expect(await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts)).toBeDefined();
     // The answer is still being written when the acknowledgement arrives.
     expect(x.slack.replies(CHANNEL, threadTs).every((m) => !m.text.includes("slow slow"))).toBe(
       true,

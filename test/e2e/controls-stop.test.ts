@@ -291,7 +291,7 @@ describe("a stop of a queued turn", () => {
     const [first, placeholder] = x.slack.replies(CHANNEL, threadTs);
     expect(x.slack.visibleText(placeholder ?? { text: "" })).toContain("Queued");
     const turnId = stopTurnId(placeholder ?? {}) ?? "";
-    expect(x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toEqual([
+    expect(await x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toEqual([
       expect.objectContaining({ running: true }),
       expect.objectContaining({ running: false, turn: expect.objectContaining({ id: turnId }) }),
     ]);
@@ -300,7 +300,7 @@ describe("a stop of a queued turn", () => {
     await x.pressStop({ turnId, user: BOB, messageTs: placeholder?.ts ?? "" });
     await x.slack.waitFor((s) => s.ephemerals.length === 1);
     expect(x.slack.ephemerals[0]?.text).toBe(`Only <@${USER}> can stop this answer.`);
-    expect(x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toHaveLength(2);
+    expect(await x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toHaveLength(2);
     await x.pressStop({ turnId, user: USER, messageTs: placeholder?.ts ?? "" });
     await x.slack.waitFor((s) => !hasStopButton(s.replies(CHANNEL, threadTs)[1] ?? {}));
     expect(x.slack.threadTranscript(CHANNEL, threadTs)[1]).toBe(
@@ -308,7 +308,7 @@ describe("a stop of a queued turn", () => {
     );
     // The earlier answer goes on.
     expect(hasStopButton(x.slack.replies(CHANNEL, threadTs)[0] ?? {})).toBe(true);
-    expect(x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toHaveLength(1);
+    expect(await x.bot.bridge.activeFor(DEFAULT_TEAM, CHANNEL, USER)).toHaveLength(1);
 
     await x.pressStop({
       turnId: stopTurnId(first ?? {}) ?? "",

@@ -51,7 +51,7 @@ async function ask(x: Harness, answer: { text?: string; fail?: string }) {
   x.sim.control.enqueueAnswer({ ...answer, tokensPerSecond: Infinity });
   const { ts, threadTs } = await x.mention("<@UBOT> a question");
   await x.settled(CHANNEL, threadTs);
-  const turn = x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+  const turn = await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
   if (!turn) throw new Error("no turn recorded");
   return { turn, threadTs, replies: x.slack.replies(CHANNEL, threadTs) };
 }
@@ -114,7 +114,7 @@ describe("feedback buttons", () => {
     expect(first.ms).toBeLessThan(3_000);
     await x.slack.waitFor((s) => s.ephemerals.length === 1);
     const pressedUntil = Date.now() + AHEAD_MS;
-    const [recorded] = x.bot.stores.feedback.forTurn(turn.id);
+    const [recorded] = await x.bot.stores.feedback.forTurn(turn.id);
     expect(recorded).toMatchObject({ turnId: turn.id, user: USER, value: "positive" });
     expect(recorded?.at).toBeGreaterThanOrEqual(pressedFrom);
     expect(recorded?.at).toBeLessThanOrEqual(pressedUntil);
@@ -131,8 +131,7 @@ describe("feedback buttons", () => {
     expect((await press(BOB, "positive")).status).toBe(200);
     await x.slack.waitFor((s) => s.ephemerals.length === 3);
     expect(
-      x.bot.stores.feedback
-        .forTurn(turn.id)
+      (await x.bot.stores.feedback.forTurn(turn.id))
         .map(({ user, value }) => ({ user, value }))
         .sort((a, b) => a.user.localeCompare(b.user)),
     ).toEqual([
@@ -195,7 +194,7 @@ describe("feedback buttons", () => {
       expect.objectContaining({ user: "U0EVE", channel: CHANNEL, text: REFUSAL_NOTES.outsider }),
     ]);
 
-    expect(x.bot.stores.feedback.forTurn(turn.id)).toEqual([]);
+    expect(await x.bot.stores.feedback.forTurn(turn.id)).toEqual([]);
     expect(await feedbackCount(x, "positive")).toBe(0);
   });
 });

@@ -63,7 +63,7 @@ describe("installing the app in a workspace (OAuth)", () => {
     ]);
     // @slack/oauth asks who the new token's bot is, with that token.
     expect(h.slack.callsTo("auth.test").at(-1)).toMatchObject({ ok: true, team: "T0002" });
-    expect(h.bot.stores.installations.list()).toMatchObject([
+    expect(await h.bot.stores.installations.list()).toMatchObject([
       {
         enterprise: "",
         team: "T0002",
@@ -103,7 +103,7 @@ describe("installing the app in a workspace (OAuth)", () => {
       undefined,
       "code_already_used",
     ]);
-    expect(h.bot.stores.installations.list()).toHaveLength(1);
+    expect(await h.bot.stores.installations.list()).toHaveLength(1);
   });
 });
 
@@ -115,7 +115,7 @@ describe("installing in Socket Mode", () => {
       expect(started.status).toBe(302);
       const code = s.slack.installCode({ teamId: "T0003", botUserId: "UBOT3" });
       expect((await finishInstall(s.botUrl, { code, ...started })).status).toBe(200);
-      expect(s.bot.stores.installations.find({ team: "T0003" })).toMatchObject({
+      expect(await s.bot.stores.installations.find({ team: "T0003" })).toMatchObject({
         botUserId: "UBOT3",
       });
       expect(s.opsUrl).toBe(s.botUrl);
@@ -200,13 +200,13 @@ describe("several workspaces", () => {
     // Workspace three removes the app.
     const removed = await h.post("event", h.slack.uninstall("T0003"));
     expect(removed.status).toBe(200);
-    expect(h.bot.stores.installations.find({ team: "T0003" })).toBeUndefined();
-    expect(h.bot.stores.installations.find({ team: "T0002" })).toBeDefined();
+    expect(await h.bot.stores.installations.find({ team: "T0003" })).toBeUndefined();
+    expect(await h.bot.stores.installations.find({ team: "T0002" })).toBeDefined();
     const later = await ask(three, "C3GENERAL", "still there?");
     expect(later.status).toBe(200);
     const callsBefore = h.slack.calls.length;
     // Nothing was recorded for it (the event is acknowledged once its listener would have).
-    expect(h.bot.stores.turns.byMessage("T0003", "C3GENERAL", later.ts)).toBeUndefined();
+    expect(await h.bot.stores.turns.byMessage("T0003", "C3GENERAL", later.ts)).toBeUndefined();
 
     const again = "Two still answers.";
     h.sim.control.enqueueAnswer({ text: again });
@@ -234,7 +234,7 @@ describe("several workspaces", () => {
     );
     await h.post("event", h.slack.uninstall("T0002"));
     await h.bot.bridge.idle();
-    const turn = h.bot.stores.turns.byMessage("T0002", "C2GENERAL", asked.ts);
+    const turn = await h.bot.stores.turns.byMessage("T0002", "C2GENERAL", asked.ts);
     expect(turn?.state).toBe("finished");
     // Its run was stopped at the service.
     expect(h.serviceRequests("POST", /^\/v1\/runs\/[^/]+\/stop$/)).toEqual([
@@ -255,7 +255,7 @@ describe("several workspaces", () => {
     await installWorkspace(h.botUrl, h.slack, { teamId: "T0002", botUserId: "UBOT2" });
     const response = await h.post("event", h.slack.revokeTokens("T0002"));
     expect(response.status).toBe(200);
-    expect(h.bot.stores.installations.list()).toEqual([]);
+    expect(await h.bot.stores.installations.list()).toEqual([]);
   });
 });
 
@@ -281,7 +281,7 @@ describe("an Enterprise org installing the app once, org-wide", () => {
       expect(asked.status).toBe(200);
       expect((await answered(org, channel, asked.ts)).join("\n")).toContain(answer);
       // Each workspace of the org keys its own conversations and turns.
-      expect(h.bot.stores.turns.byMessage(team, channel, asked.ts)?.state).toBe("finished");
+      expect((await h.bot.stores.turns.byMessage(team, channel, asked.ts))?.state).toBe("finished");
     }
     expect(h.serviceRequests("POST", /\/messages$/).map((r) => r.body)).toEqual([
       { content: "what about T0ORGA?" },
@@ -296,10 +296,10 @@ describe("an Enterprise org installing the app once, org-wide", () => {
 
     // The org removes the app: no workspace of it is answered any more.
     expect((await h.post("event", h.slack.uninstall("E0ORG"))).status).toBe(200);
-    expect(h.bot.stores.installations.list()).toEqual([]);
+    expect(await h.bot.stores.installations.list()).toEqual([]);
     const later = await askInOrg(org, "T0ORGB", "C0ORGB", "still there?");
     expect(later.status).toBe(200);
-    expect(h.bot.stores.turns.byMessage("T0ORGB", "C0ORGB", later.ts)).toBeUndefined();
+    expect(await h.bot.stores.turns.byMessage("T0ORGB", "C0ORGB", later.ts)).toBeUndefined();
     expect(h.serviceRequests("POST", /\/messages$/)).toHaveLength(2);
     expect(h.logs.join("\n")).not.toContain(token);
   });
@@ -356,8 +356,8 @@ describe("people's own tokens in several workspaces", () => {
       }),
     );
     expect(JSON.parse(linked.body)).toMatchObject({ response_action: "update" });
-    expect(h.bot.stores.linkedTokens.get("T0002", person)).toBeDefined();
-    expect(h.bot.stores.linkedTokens.get("T0003", person)).toBeUndefined();
+    expect(await h.bot.stores.linkedTokens.get("T0002", person)).toBeDefined();
+    expect(await h.bot.stores.linkedTokens.get("T0003", person)).toBeUndefined();
 
     h.sim.control.enqueueAnswer({ text: "Asked as Pat." });
     const inTwo = await ask(two, "C2GENERAL", "as me?", person);
@@ -384,7 +384,7 @@ describe("SLACK_BOT_TOKEN beside the OAuth settings", () => {
       slack: { ...OAUTH_SLACK, botToken: BOT_TOKEN },
     });
     try {
-      expect(s.bot.stores.installations.list()).toMatchObject([
+      expect(await s.bot.stores.installations.list()).toMatchObject([
         { enterprise: "", team: "T0001", botUserId: "UBOT", botId: "BBOT" },
       ]);
       s.sim.control.enqueueAnswer({ text: "Still here." });

@@ -102,7 +102,7 @@ describe("a conversation continued by its owner only (IDENTITY_MODE=either)", ()
     expect(seen().filter((r) => r.startsWith("POST"))).toEqual(answeredAs(ALICE_TOKEN, true));
     expect(seen().every((r) => r.endsWith(ALICE_TOKEN))).toBe(true);
     const opened = h.sim.control.threads()[0]?.id as string;
-    expect(h.bot.stores.conversations.byServiceThread(opened)).toMatchObject({
+    expect(await h.bot.stores.conversations.byServiceThread(opened)).toMatchObject({
       threadTs,
       serviceThreadOwner: ALICE,
     });
@@ -145,7 +145,9 @@ describe("a conversation continued by its owner only (IDENTITY_MODE=either)", ()
     await h.settled(CHANNEL, threadTs);
     expect(seen().filter((r) => r.startsWith("POST"))).toEqual(answeredAs(SERVICE_TOKEN, true));
     const opened = h.sim.control.threads()[0]?.id as string;
-    expect(h.bot.stores.conversations.byServiceThread(opened)?.serviceThreadOwner).toBe("shared");
+    expect((await h.bot.stores.conversations.byServiceThread(opened))?.serviceThreadOwner).toBe(
+      "shared",
+    );
 
     // Alice, linked, continues it with the shared token, not her own.
     seen = requestsFrom();

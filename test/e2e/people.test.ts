@@ -167,7 +167,7 @@ describe("people's own tokens, end to end", () => {
       ["GET", "/v1/threads", "alice", 401],
       ["GET", "/v1/threads", "shared", 200],
     ]);
-    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeUndefined();
+    expect(await h.bot.stores.linkedTokens.get(TEAM, USER)).toBeUndefined();
     // Unlinked now: the next message is refused before any request.
     const sent = h.sim.control.requests.length;
     await h.mention("<@UBOT> again");
@@ -197,8 +197,8 @@ describe("people's own tokens, end to end", () => {
       [BOB_TOKEN, 401],
       [SERVICE_TOKEN, 401],
     ]);
-    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
-    expect(h.bot.stores.linkedTokens.get(TEAM, BOB)).toBeDefined();
+    expect(await h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
+    expect(await h.bot.stores.linkedTokens.get(TEAM, BOB)).toBeDefined();
     expect(h.slack.ephemerals.filter((e) => e.text?.includes("no longer linked"))).toEqual([]);
 
     // Over: both ask again with their own tokens, still linked.
@@ -218,7 +218,7 @@ describe("people's own tokens, end to end", () => {
       pathPattern: /^\/v1\/thread$/,
     });
     expect((await ask(USER)).join("\n")).toContain(PERSONAL_TOKEN.refused_kept);
-    expect(h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
+    expect(await h.bot.stores.linkedTokens.get(TEAM, USER)).toBeDefined();
     // Accepted when checked: the shared token was not even asked.
     expect(h.sim.control.requests.filter((r) => r.token === SERVICE_TOKEN)).toEqual([]);
     await ask(USER, "again");

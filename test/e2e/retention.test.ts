@@ -15,7 +15,8 @@ afterEach(async () => {
 
 const questionsPosted = (x: Harness) =>
   x.serviceRequests("POST", /^\/v1\/thread\/[^/]+\/messages$/).map((r) => r.body);
-const turnOf = (x: Harness, ts: string) => x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+const turnOf = async (x: Harness, ts: string) =>
+  await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
 
 describe("what the bot keeps of a question", () => {
   it("purges its texts RETENTION_DAYS after its answer, and a Slack retry is still answered once", async () => {
@@ -36,13 +37,17 @@ describe("what the bot keeps of a question", () => {
     x.sim.control.enqueueAnswer({ text: "Second answer." });
     const second = await x.mention("<@UBOT> and the next step?");
     await x.settled(CHANNEL, second.threadTs);
-    expect(turnOf(x, ts)?.content).toBe("what is our secret plan?");
+    expect((await turnOf(x, ts))?.content).toBe("what is our secret plan?");
 
     // Seven days and an hour after the first answer: the hourly sweep finds it past.
     clock.skip(DAY + HOUR);
-    await vi.waitFor(() => expect(turnOf(x, ts)?.content).toBe(""));
-    expect(turnOf(x, ts)).toMatchObject({ state: "finished", serviceContent: null, notes: [] });
-    expect(turnOf(x, second.ts)?.content).toBe("and the next step?");
+    await vi.waitFor(async () => expect((await turnOf(x, ts))?.content).toBe(""));
+    expect(await turnOf(x, ts)).toMatchObject({
+      state: "finished",
+      serviceContent: null,
+      notes: [],
+    });
+    expect((await turnOf(x, second.ts))?.content).toBe("and the next step?");
 
     const posts = x.slack.callsTo("chat.postMessage").length;
     const retry = await x.post("event", mention, { retryNum: 1 });
@@ -62,10 +67,14 @@ describe("what the bot keeps of a question", () => {
     x.sim.control.enqueueAnswer({ text: "An answer." });
     const { ts, threadTs } = await x.mention("<@UBOT> remember this?");
     await x.settled(CHANNEL, threadTs);
-    expect(turnOf(x, ts)?.content).toBe("remember this?");
+    expect((await turnOf(x, ts))?.content).toBe("remember this?");
 
     // The default retention is 30 days; the bot comes back 31 days later.
     await x.restart(undefined, clockAheadBy(31 * DAY));
-    expect(turnOf(x, ts)).toMatchObject({ state: "finished", content: "", serviceContent: null });
+    expect(await turnOf(x, ts)).toMatchObject({
+      state: "finished",
+      content: "",
+      serviceContent: null,
+    });
   });
 });

@@ -46,7 +46,7 @@ describe("Socket Mode", () => {
       "events_api",
       eventEnvelope(appMention({ channel: CHANNEL, user: USER, text, ts })),
     );
-    const recorded = x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+    const recorded = await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
     expect(recorded?.content).toBe("what does @Bob think?");
     await x.settled(CHANNEL, ts);
   });

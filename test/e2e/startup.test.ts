@@ -16,7 +16,7 @@ afterEach(async () => {
   slack = undefined;
 });
 
-function botFor(apiUrl: string): { bot: Bot; logs: string[] } {
+async function botFor(apiUrl: string): Promise<{ bot: Bot; logs: string[] }> {
   const logs: string[] = [];
   const config = loadConfig({
     SLACK_BOT_TOKEN: BOT_TOKEN,
@@ -35,14 +35,14 @@ function botFor(apiUrl: string): { bot: Bot; logs: string[] } {
     },
   } as unknown as NodeJS.WritableStream;
   const logger = createLogger({ level: "debug", secrets: configuredSecrets(config), destination });
-  return { bot: createBot(config, logger), logs };
+  return { bot: await createBot(config, logger), logs };
 }
 
 describe("starting", () => {
   it("fails with one clear sentence when Slack refuses the bot token", async () => {
     slack = await startFakeSlack();
     slack.failNext("auth.test", { status: 200, error: "invalid_auth" });
-    const made = botFor(slack.apiUrl);
+    const made = await botFor(slack.apiUrl);
     bot = made.bot;
     await expect(bot.start()).rejects.toThrow(
       "Slack refused SLACK_BOT_TOKEN (invalid_auth). Check the bot token of your app.",
@@ -51,7 +51,7 @@ describe("starting", () => {
   });
 
   it("fails clearly when Slack cannot be reached, naming the URL", async () => {
-    const made = botFor("http://127.0.0.1:9/api/");
+    const made = await botFor("http://127.0.0.1:9/api/");
     bot = made.bot;
     await expect(bot.start()).rejects.toThrow(
       /^Could not reach Slack at http:\/\/127\.0\.0\.1:9\/api\/ to check SLACK_BOT_TOKEN/,

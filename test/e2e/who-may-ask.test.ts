@@ -37,16 +37,16 @@ afterEach(async () => {
 });
 
 /** Nothing of the message reached Slack's channel, the store or the service. */
-function expectNothingStarted(x: Harness, threadTs: string, ts: string): void {
+async function expectNothingStarted(x: Harness, threadTs: string, ts: string): Promise<void> {
   expect(x.sim.control.requests.filter((r) => r.method === "POST")).toEqual([]);
   expect(x.slack.callsTo("chat.postMessage")).toEqual([]);
   expect(x.slack.callsTo("assistant.threads.setStatus")).toEqual([]);
   const { conversations, turns } = x.bot.stores;
   for (const team of [DEFAULT_TEAM, OTHER_ORG]) {
-    expect(conversations.find({ team, channel: CHANNEL, threadTs })).toBeUndefined();
-    expect(turns.byMessage(team, CHANNEL, ts)).toBeUndefined();
+    expect(await conversations.find({ team, channel: CHANNEL, threadTs })).toBeUndefined();
+    expect(await turns.byMessage(team, CHANNEL, ts)).toBeUndefined();
   }
-  expect(turns.unfinished()).toEqual([]);
+  expect(await turns.unfinished()).toEqual([]);
 }
 
 describe("a person of another organisation in a Slack Connect channel", () => {
@@ -67,7 +67,7 @@ describe("a person of another organisation in a Slack Connect channel", () => {
         text: REFUSAL_NOTES.outsider,
       }),
     ]);
-    expectNothingStarted(x, threadTs, ts);
+    await expectNothingStarted(x, threadTs, ts);
     expect(x.logs.some((l) => l.includes('"refusal":"outsider"'))).toBe(true);
   });
 
@@ -80,11 +80,11 @@ describe("a person of another organisation in a Slack Connect channel", () => {
     const command = await x.command("model max", { user: OUTSIDER, team: OTHER_ORG });
     expect(command.json).toEqual({ response_type: "ephemeral", text: REFUSAL_NOTES.outsider });
     expect(
-      x.bot.stores.settings.get({ team: DEFAULT_TEAM, channel: CHANNEL, user: OUTSIDER }),
+      await x.bot.stores.settings.get({ team: DEFAULT_TEAM, channel: CHANNEL, user: OUTSIDER }),
     ).toEqual({});
 
     const reply = x.slack.replies(CHANNEL, threadTs)[0];
-    const turnId = x.bot.stores.turns.unfinished()[0]?.id ?? "";
+    const turnId = (await x.bot.stores.turns.unfinished())[0]?.id ?? "";
     const press = blockAction({
       user: OUTSIDER,
       team: OTHER_ORG,
@@ -134,10 +134,12 @@ describe("both sides of a shared channel, when ALLOWED_TEAM_IDS names the partne
       .messages(CHANNEL)
       .filter((m) => m.user === PARTNER)
       .at(-1);
-    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, last?.ts ?? "")).toMatchObject({
-      team: DEFAULT_TEAM,
-      authorTeam: PARTNER_ORG,
-    });
+    expect(await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, last?.ts ?? "")).toMatchObject(
+      {
+        team: DEFAULT_TEAM,
+        authorTeam: PARTNER_ORG,
+      },
+    );
   });
 });
 
@@ -218,7 +220,7 @@ describe("guests", () => {
       text: REFUSAL_NOTES.guest,
     });
     expect(x.slack.replies("D0GUEST", refused.threadTs)).toEqual([]);
-    expect(x.bot.stores.turns.byMessage(DEFAULT_TEAM, "D0GUEST", refused.ts)).toBeUndefined();
+    expect(await x.bot.stores.turns.byMessage(DEFAULT_TEAM, "D0GUEST", refused.ts)).toBeUndefined();
     expect(x.sim.control.requests.filter((r) => r.method === "POST")).toEqual([]);
 
     const { threadTs } = await x.mention("<@UBOT> hello");
@@ -242,7 +244,7 @@ describe("refused messages", () => {
     }
     await x.slack.waitFor((s) => s.ephemerals.length === 3);
     expect(x.slack.callsTo("chat.postEphemeral")).toHaveLength(3);
-    for (const { ts, threadTs } of sent) expectNothingStarted(x, threadTs, ts);
+    for (const { ts, threadTs } of sent) await expectNothingStarted(x, threadTs, ts);
 
     clock.skip(6_000);
     await x.slack.waitFor((s) => s.ephemerals.length === 4);

@@ -76,13 +76,13 @@ describe.each([
     expect(token).toMatch(/^xoxb-/);
     expect(x.slack.botTokenOf("T0STRANGER")).toBeUndefined();
     // Nothing was kept: no installation, and the token's bytes are in no file of the database.
-    expect(x.bot.stores.installations.list()).toEqual([]);
+    expect(await x.bot.stores.installations.list()).toEqual([]);
     expect(databaseBytes(x.databasePath).includes(Buffer.from(token as string))).toBe(false);
 
     // Its people get nothing: the event is dropped at `authorize`, nothing recorded or asked.
     const ts = await mention(x, x.slack.workspace("T0STRANGER"), "C0STRANGE");
     await x.bot.bridge.idle();
-    expect(x.bot.stores.turns.byMessage("T0STRANGER", "C0STRANGE", ts)).toBeUndefined();
+    expect(await x.bot.stores.turns.byMessage("T0STRANGER", "C0STRANGE", ts)).toBeUndefined();
     expect(x.sim.control.requests).toEqual([]);
     expect(x.slack.callsTo("chat.postMessage")).toEqual([]);
 
@@ -105,7 +105,7 @@ describe.each([
     });
     expect(org.status).toBe(403);
     expect(org.body).toContain("<code>E0ELSE</code>");
-    expect(x.bot.stores.installations.list()).toEqual([]);
+    expect(await x.bot.stores.installations.list()).toEqual([]);
 
     // A listed workspace, a workspace of a listed org, and a listed org org-wide all install.
     await installWorkspace(x.botUrl, x.slack, { teamId: "T0002", botUserId: "UBOT2" });
@@ -120,10 +120,7 @@ describe.each([
       botUserId: "UORGBOT",
     });
     expect(
-      x.bot.stores.installations
-        .list()
-        .map((i) => `${i.enterprise}/${i.team}`)
-        .sort(),
+      (await x.bot.stores.installations.list()).map((i) => `${i.enterprise}/${i.team}`).sort(),
     ).toEqual(["/T0002", "E0ORG/", "E0ORG/T0GRID"]);
     expect(x.slack.callsTo("auth.revoke")).toMatchObject([{ ok: true, team: "E0ELSE" }]);
   });

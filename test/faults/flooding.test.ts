@@ -7,7 +7,7 @@ import { TurnRunner } from "../../src/bridge/turn-runner.js";
 import { ServiceBudget } from "../../src/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
 import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { systemClock } from "../../src/time.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import { appMention } from "../../tools/slack-requests.js";
@@ -159,7 +159,7 @@ describe("the service budget shared between people", () => {
       runner,
       replies: new FakeReplies(),
       logger: silent,
-      assistantFor: () => "asst-fair",
+      assistantFor: async () => "asst-fair",
       maxQueuedPerPerson: 20,
     });
     const inbound = (user: string, n: number): Inbound => ({
@@ -173,8 +173,8 @@ describe("the service budget shared between people", () => {
       hasFiles: false,
       mentioned: true,
     });
-    for (let n = 1; n <= 10; n++) expect(bridge.accept(inbound(FLOODER, n))).toBe("accepted");
-    expect(bridge.accept(inbound(OTHER, 11))).toBe("accepted");
+    for (let n = 1; n <= 10; n++) expect(await bridge.accept(inbound(FLOODER, n))).toBe("accepted");
+    expect(await bridge.accept(inbound(OTHER, 11))).toBe("accepted");
     await bridge.idle();
 
     const contentOf = new Map(
@@ -193,6 +193,6 @@ describe("the service budget shared between people", () => {
     // Round-robin between people: right after the runs that started at once, not eleventh.
     expect(otherAt).toBeLessThanOrEqual(3);
     expect(order.slice(otherAt + 1).filter((who) => who === FLOODER).length).toBeGreaterThan(5);
-    expect(turns.unfinished()).toEqual([]);
+    expect(await turns.unfinished()).toEqual([]);
   });
 });

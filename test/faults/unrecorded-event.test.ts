@@ -34,7 +34,8 @@ function mentionEvent(x: Harness, text: string): { ts: string; event: Payload } 
   return { ts, event: eventEnvelope(appMention({ channel: CHANNEL, user: USER, text, ts })) };
 }
 
-const turnOf = (x: Harness, ts: string) => x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
+const turnOf = async (x: Harness, ts: string) =>
+  await x.bot.stores.turns.byMessage(DEFAULT_TEAM, CHANNEL, ts);
 
 describe("a question that cannot be recorded", () => {
   it("HTTP mode: answers 500 so Slack retries, and the retry is answered once", async () => {
@@ -46,7 +47,7 @@ describe("a question that cannot be recorded", () => {
 
     const first = await x.post("event", event);
     expect(first.status).toBe(500);
-    expect(turnOf(x, ts)).toBeUndefined();
+    expect(await turnOf(x, ts)).toBeUndefined();
 
     const retry = await x.post("event", event, { retryNum: 1, retryReason: "http_error" });
     expect(retry.status).toBe(200);
@@ -90,7 +91,7 @@ describe("a question that cannot be recorded", () => {
       expect(x.logs.some((l) => l.includes("Slack listener failed"))).toBe(true),
     );
     const firstId = socket.envelopes.at(-1)?.envelope_id;
-    expect(turnOf(x, ts)).toBeUndefined();
+    expect(await turnOf(x, ts)).toBeUndefined();
 
     // Acks come back in order on the one connection: once the redelivery's is in, an ack of
     // the first envelope would be too.

@@ -88,9 +88,10 @@ describe("the caller of a conversation's calls", () => {
   });
 });
 
-function thrownBy(fn: () => unknown): unknown {
+/** What `fn` threw or its promise rejected with; fails when it did neither. */
+async function thrownBy(fn: () => unknown): Promise<unknown> {
   try {
-    fn();
+    await fn();
   } catch (error) {
     return error;
   }
@@ -115,8 +116,8 @@ function identities(mode: IdentityMode, linked: Record<string, string>) {
   const source = new Identities({
     mode,
     vault: {
-      tokenOf: ({ team, user }) => (team === "T1" ? linked[user] : undefined),
-      unlinkIf: () => true,
+      tokenOf: async ({ team, user }) => (team === "T1" ? linked[user] : undefined),
+      unlinkIf: async () => true,
     },
     sharedToken: "shared-token",
     confirmRefusal: async () => true,
@@ -140,7 +141,7 @@ describe("the credential of each request", () => {
       personal: true,
       workspace: "T1",
     });
-    const refused = thrownBy(() => source.resolve(callFor(BOB, ALICE), REQUEST));
+    const refused = await thrownBy(() => source.resolve(callFor(BOB, ALICE), REQUEST));
     expect(refused).toBeInstanceOf(ThreadOwnerError);
     expect(refused).toMatchObject({
       kind: "authentication",
@@ -160,7 +161,7 @@ describe("the credential of each request", () => {
 
   it("in either mode, does not continue the owner's thread with another token once unlinked", async () => {
     const { source, told } = identities("either", {});
-    expect(thrownBy(() => source.resolve(callFor(ALICE, ALICE), REQUEST))).toMatchObject({
+    expect(await thrownBy(() => source.resolve(callFor(ALICE, ALICE), REQUEST))).toMatchObject({
       reason: "owner_unlinked",
       threadOwner: ALICE,
     });
@@ -169,8 +170,10 @@ describe("the credential of each request", () => {
 
   it("in personal mode, asks an unlinked owner to link and never sends the shared token", async () => {
     const { source, told } = identities("personal", { [BOB]: "bob-token" });
-    expect(() => source.resolve(callFor(ALICE, ALICE), REQUEST)).toThrow(PersonalTokenError);
-    expect(thrownBy(() => source.resolve(callFor(BOB, "shared"), REQUEST))).toMatchObject({
+    await expect(source.resolve(callFor(ALICE, ALICE), REQUEST)).rejects.toThrow(
+      PersonalTokenError,
+    );
+    expect(await thrownBy(() => source.resolve(callFor(BOB, "shared"), REQUEST))).toMatchObject({
       reason: "shared_unused",
     });
     expect(told).toEqual([`${ALICE} not_linked`, `${BOB} shared_unused of shared`]);
@@ -191,12 +194,12 @@ describe("the credential of each request", () => {
     const { source, told } = identities("personal", { [ALICE]: "alice-token" });
     const elsewhere = { party: ALICE, workspace: "T2" };
     expect(await source.resolve(callFor(ALICE), REQUEST)).toMatchObject({ identity: ALICE });
-    expect(() => source.resolve(elsewhere, REQUEST)).toThrow(PersonalTokenError);
+    await expect(source.resolve(elsewhere, REQUEST)).rejects.toThrow(PersonalTokenError);
     expect(told).toEqual([`${ALICE} not_linked`]);
     // Nor for a request that names no workspace.
-    expect(() => source.resolve({ party: ALICE }, REQUEST)).toThrow(PersonalTokenError);
-    expect(source.mustLink({ team: "T1", user: ALICE })).toBe(false);
-    expect(source.mustLink({ team: "T2", user: ALICE })).toBe(true);
+    await expect(source.resolve({ party: ALICE }, REQUEST)).rejects.toThrow(PersonalTokenError);
+    expect(await source.mustLink({ team: "T1", user: ALICE })).toBe(false);
+    expect(await source.mustLink({ team: "T2", user: ALICE })).toBe(true);
   });
 
   it("sends the bot's own calls (no person) with the shared token", async () => {

@@ -6,7 +6,7 @@ import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
 import { openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import { DatabaseInUse, type Stores } from "../../src/store/stores.js";
@@ -20,99 +20,109 @@ const PEOPLE = [
 ];
 
 describe("key rotation", () => {
-  it("seals every token again under the new key, which alone opens them afterwards", () => {
+  it("seals every token again under the new key, which alone opens them afterwards", async () => {
     const stores = memoryStores();
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const before = new TokenVault({ key: oldKey, store: stores.linkedTokens });
-    for (const p of PEOPLE) before.link(p, p.token);
-    expect(rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toEqual({ rotated: 2, already: 0 });
+    for (const p of PEOPLE) await before.link(p, p.token);
+    expect(await rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toEqual({
+      rotated: 2,
+      already: 0,
+    });
     const after = new TokenVault({ key: newKey, store: stores.linkedTokens });
     for (const p of PEOPLE) {
-      expect(after.tokenOf(p)).toBe(p.token);
-      expect(before.tokenOf(p)).toBeUndefined();
+      expect(await after.tokenOf(p)).toBe(p.token);
+      expect(await before.tokenOf(p)).toBeUndefined();
     }
     // Run again (say after an interruption): nothing left to do.
-    expect(rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toEqual({ rotated: 0, already: 2 });
+    expect(await rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toEqual({
+      rotated: 0,
+      already: 2,
+    });
   });
 
-  it("changes nothing when a token opens under neither key", () => {
+  it("changes nothing when a token opens under neither key", async () => {
     const stores = memoryStores();
     const [oldKey, newKey, stray] = [randomBytes(32), randomBytes(32), randomBytes(32)];
-    new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
+    await new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
       { team: "T1", user: "U0ALICE" },
       "pat-a-123456",
     );
-    new TokenVault({ key: stray, store: stores.linkedTokens }).link(
+    await new TokenVault({ key: stray, store: stores.linkedTokens }).link(
       { team: "T1", user: "U0BOB" },
       "pat-b-123456",
     );
-    const sealed = stores.linkedTokens.all().map((t) => t.sealed);
-    expect(() => rotateTokenKey(stores.linkedTokens, oldKey, newKey)).toThrow(RotationRefused);
-    expect(stores.linkedTokens.all().map((t) => t.sealed)).toEqual(sealed);
+    const sealed = (await stores.linkedTokens.all()).map((t) => t.sealed);
+    await expect(rotateTokenKey(stores.linkedTokens, oldKey, newKey)).rejects.toThrow(
+      RotationRefused,
+    );
+    expect((await stores.linkedTokens.all()).map((t) => t.sealed)).toEqual(sealed);
   });
 
-  it("moves the installations' bot tokens too, or nothing when one opens under neither key", () => {
+  it("moves the installations' bot tokens too, or nothing when one opens under neither key", async () => {
     const stores = memoryStores();
     const [oldKey, newKey, stray] = [randomBytes(32), randomBytes(32), randomBytes(32)];
-    const install = (team: string, key: Buffer, token: string) =>
-      installWith(stores, team, key, token);
-    new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
+    const install = async (team: string, key: Buffer, token: string) =>
+      await installWith(stores, team, key, token);
+    await new TokenVault({ key: oldKey, store: stores.linkedTokens }).link(
       { team: "T1", user: "U0ALICE" },
       "pat-a-1",
     );
-    install("T1", oldKey, "xoxb-one");
-    install("T2", stray, "xoxb-two");
-    const before = stores.installations.list().map((i) => i.sealedBotToken);
-    expect(() => rotateAllKeys(stores, oldKey, newKey)).toThrow(RotationRefused);
-    expect(stores.installations.list().map((i) => i.sealedBotToken)).toEqual(before);
-    expect(stores.linkedTokens.all()).toHaveLength(1);
+    await install("T1", oldKey, "xoxb-one");
+    await install("T2", stray, "xoxb-two");
+    const before = (await stores.installations.list()).map((i) => i.sealedBotToken);
+    await expect(rotateAllKeys(stores, oldKey, newKey)).rejects.toThrow(RotationRefused);
+    expect((await stores.installations.list()).map((i) => i.sealedBotToken)).toEqual(before);
+    expect(await stores.linkedTokens.all()).toHaveLength(1);
 
-    install("T2", oldKey, "xoxb-two");
-    expect(rotateAllKeys(stores, oldKey, newKey)).toEqual({
+    await install("T2", oldKey, "xoxb-two");
+    expect(await rotateAllKeys(stores, oldKey, newKey)).toEqual({
       linked: { rotated: 1, already: 0 },
       bots: { rotated: 2, already: 0 },
     });
-    const opened = stores.installations
-      .list()
-      .map((i) => openBotToken(newKey, i, i.sealedBotToken));
+    const opened = (await stores.installations.list()).map((i) =>
+      openBotToken(newKey, i, i.sealedBotToken),
+    );
     expect(opened).toEqual(["xoxb-one", "xoxb-two"]);
   });
 
-  it("runs as `npm run rotate-key` on the database file, printing counts and never a token", () => {
+  it("runs as `npm run rotate-key` on the database file, printing counts and never a token", async () => {
     const path = join(tempFolder("rotate-"), "bridge.db");
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const stores = openSqliteStores(path);
     const vault = new TokenVault({ key: oldKey, store: stores.linkedTokens });
-    for (const p of PEOPLE) vault.link(p, p.token);
-    stores.close();
+    for (const p of PEOPLE) await vault.link(p, p.token);
+    await stores.close();
 
     const env = {
       DATABASE_PATH: path,
       TOKEN_ENCRYPTION_KEY: oldKey.toString("base64"),
       NEW_TOKEN_ENCRYPTION_KEY: newKey.toString("base64"),
     };
-    const done = runRotation(env);
+    const done = await runRotation(env);
     expect(done).toEqual({
       code: 0,
       line: "Sealed 2 linked token(s) under the new key (0 already were). Now set TOKEN_ENCRYPTION_KEY to the new key and start the bot.",
     });
     const reopened = openSqliteStores(path);
     const rotated = new TokenVault({ key: newKey, store: reopened.linkedTokens });
-    expect(PEOPLE.map((p) => rotated.tokenOf(p))).toEqual(PEOPLE.map((p) => p.token));
-    reopened.close();
+    expect(await Promise.all(PEOPLE.map((p) => rotated.tokenOf(p)))).toEqual(
+      PEOPLE.map((p) => p.token),
+    );
+    await reopened.close();
   });
 
-  it("refuses missing, malformed or unchanged keys with one sentence naming the variable", () => {
+  it("refuses missing, malformed or unchanged keys with one sentence naming the variable", async () => {
     const key = randomBytes(32).toString("base64");
-    expect(runRotation({ TOKEN_ENCRYPTION_KEY: key })).toEqual({
+    expect(await runRotation({ TOKEN_ENCRYPTION_KEY: key })).toEqual({
       code: 2,
       line: "Configuration error: NEW_TOKEN_ENCRYPTION_KEY is required but not set.",
     });
     expect(
-      runRotation({ TOKEN_ENCRYPTION_KEY: "nope", NEW_TOKEN_ENCRYPTION_KEY: key }).line,
+      (await runRotation({ TOKEN_ENCRYPTION_KEY: "nope", NEW_TOKEN_ENCRYPTION_KEY: key })).line,
     ).toMatch(/^Configuration error: TOKEN_ENCRYPTION_KEY is malformed/);
     expect(
-      runRotation({ TOKEN_ENCRYPTION_KEY: key, NEW_TOKEN_ENCRYPTION_KEY: key }).line,
+      (await runRotation({ TOKEN_ENCRYPTION_KEY: key, NEW_TOKEN_ENCRYPTION_KEY: key })).line,
     ).toContain("is the same key as TOKEN_ENCRYPTION_KEY");
   });
 });
@@ -148,7 +158,7 @@ const places: [string, () => Place][] = [
       return {
         open: (now) => {
           const stores = openPostgresStores(postgresUrl(), now, { schema });
-          onTestFinished(() => stores.close());
+          onTestFinished(async () => await stores.close());
           return stores;
         },
         failUpdatesOf: (table) =>
@@ -165,15 +175,20 @@ const places: [string, () => Place][] = [
 ];
 
 /** Two people's tokens and two installations' bot tokens, sealed under `key`. */
-function seed(stores: Stores, key: Buffer): void {
+async function seed(stores: Stores, key: Buffer): Promise<void> {
   const vault = new TokenVault({ key, store: stores.linkedTokens });
-  for (const p of PEOPLE) vault.link(p, p.token);
-  for (const team of ["T1", "T2"]) installWith(stores, team, key, `xoxb-${team}`);
+  for (const p of PEOPLE) await vault.link(p, p.token);
+  for (const team of ["T1", "T2"]) await installWith(stores, team, key, `xoxb-${team}`);
 }
 
 /** An installation of `team` whose bot token is sealed under `key`. */
-function installWith(stores: Stores, team: string, key: Buffer, token: string): void {
-  stores.installations.put({
+async function installWith(
+  stores: Stores,
+  team: string,
+  key: Buffer,
+  token: string,
+): Promise<void> {
+  await stores.installations.put({
     enterprise: "",
     team,
     teamName: null,
@@ -188,24 +203,27 @@ function installWith(stores: Stores, team: string, key: Buffer, token: string): 
 }
 
 /** Under which of the keys each token (linked, then bot) opens: "old", "new" or "neither". */
-function keysOpening(stores: Stores, oldKey: Buffer, newKey: Buffer): string[] {
-  const under = (open: (key: Buffer) => string | undefined) =>
-    open(oldKey) !== undefined ? "old" : open(newKey) !== undefined ? "new" : "neither";
-  const quietly = (open: () => string) => {
+async function keysOpening(stores: Stores, oldKey: Buffer, newKey: Buffer): Promise<string[]> {
+  const under = async (open: (key: Buffer) => Promise<string | undefined>) =>
+    (await open(oldKey)) !== undefined
+      ? "old"
+      : (await open(newKey)) !== undefined
+        ? "new"
+        : "neither";
+  const quietly = async (open: () => string) => {
     try {
       return open();
     } catch {
       return undefined;
     }
   };
-  return [
-    ...PEOPLE.map((p) =>
-      under((key) => new TokenVault({ key, store: stores.linkedTokens }).tokenOf(p)),
-    ),
-    ...stores.installations
-      .list()
-      .map((i) => under((key) => quietly(() => openBotToken(key, i, i.sealedBotToken)))),
-  ];
+  const linked = PEOPLE.map((p) =>
+    under((key) => new TokenVault({ key, store: stores.linkedTokens }).tokenOf(p)),
+  );
+  const bots = (await stores.installations.list()).map((i) =>
+    under((key) => quietly(() => openBotToken(key, i, i.sealedBotToken))),
+  );
+  return Promise.all([...linked, ...bots]);
 }
 
 describe.each(places)("key rotation on %s", (_name, place) => {
@@ -213,97 +231,97 @@ describe.each(places)("key rotation on %s", (_name, place) => {
     const at = place();
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const before = at.open();
-    seed(before, oldKey);
-    before.close();
+    await seed(before, oldKey);
+    await before.close();
     // The linked tokens are written first; the installations' update then fails.
     await at.failUpdatesOf("installations");
 
     const stores = at.open();
-    expect(() => rotateAllKeys(stores, oldKey, newKey)).toThrow(/disk trouble/);
-    expect(keysOpening(stores, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
-    stores.close();
+    await expect(rotateAllKeys(stores, oldKey, newKey)).rejects.toThrow(/disk trouble/);
+    expect(await keysOpening(stores, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    await stores.close();
   });
 });
 
 describe("key rotation while a bot runs", () => {
-  it("on SQLite is refused by the file's lock, and changes nothing", () => {
+  it("on SQLite is refused by the file's lock, and changes nothing", async () => {
     const path = join(tempFolder("rotate-"), "bridge.db");
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const bot = openSqliteStores(path);
-    seed(bot, oldKey);
+    await seed(bot, oldKey);
     const env = {
       DATABASE_PATH: path,
       TOKEN_ENCRYPTION_KEY: oldKey.toString("base64"),
       NEW_TOKEN_ENCRYPTION_KEY: newKey.toString("base64"),
     };
-    const refused = runRotation(env);
+    const refused = await runRotation(env);
     expect(refused.code).toBe(1);
     expect(refused.line).toMatch(
       /^Key rotation failed: Cannot open the database at .*bridge\.db: database is locked \(another process holds it: is another copy of the bot running on this file\?\)$/,
     );
-    expect(keysOpening(bot, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
-    bot.close();
-    expect(runRotation(env).code).toBe(0);
+    expect(await keysOpening(bot, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    await bot.close();
+    expect((await runRotation(env)).code).toBe(0);
   }, 20_000);
 
-  it("on PostgreSQL is refused while any replica is connected, idle or not, and changes nothing", () => {
+  it("on PostgreSQL is refused while any replica is connected, idle or not, and changes nothing", async () => {
     const schema = testSchema();
     const open = () => openPostgresStores(postgresUrl(), () => 1_000, { schema });
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const replica = open();
     onTestFinished(() => replica.close());
-    seed(replica, oldKey);
+    await seed(replica, oldKey);
     const rotation = open();
     onTestFinished(() => rotation.close());
 
-    expect(() => rotateAllKeys(rotation, oldKey, newKey)).toThrow(
+    await expect(rotateAllKeys(rotation, oldKey, newKey)).rejects.toThrow(
       new DatabaseInUse("another connection of a bot holds it"),
     );
-    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
-    replica.close();
-    expect(rotateAllKeys(rotation, oldKey, newKey).linked.rotated).toBe(2);
-    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
+    expect(await keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    await replica.close();
+    expect((await rotateAllKeys(rotation, oldKey, newKey)).linked.rotated).toBe(2);
+    expect(await keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
   });
 
-  it("on PostgreSQL is refused while a conversation lease is live, even with its replica gone", () => {
+  it("on PostgreSQL is refused while a conversation lease is live, even with its replica gone", async () => {
     const schema = testSchema();
     let now = 1_000;
     const open = () => openPostgresStores(postgresUrl(), () => now, { schema });
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const replica = open();
-    seed(replica, oldKey);
-    const conversation = replica.conversations.ensure(
+    await seed(replica, oldKey);
+    const conversation = await replica.conversations.ensure(
       { team: "T1", channel: "C1", threadTs: "1.1" },
       "asst",
     );
-    expect(replica.leases.claim(conversation.id, "replica-1", 15_000)).toBe("claimed");
+    expect(await replica.leases.claim(conversation.id, "replica-1", 15_000)).toBe("claimed");
     // Killed: its connection is gone, its lease runs on until it expires.
-    replica.close();
+    await replica.close();
     const rotation = open();
     onTestFinished(() => rotation.close());
 
-    expect(() => rotateAllKeys(rotation, oldKey, newKey)).toThrow(
+    await expect(rotateAllKeys(rotation, oldKey, newKey)).rejects.toThrow(
       new DatabaseInUse(
         "1 conversation lease is live; a replica that was killed lets go of its leases within 15 s",
       ),
     );
-    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    expect(await keysOpening(rotation, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
     now += 15_000;
-    expect(rotateAllKeys(rotation, oldKey, newKey).bots.rotated).toBe(2);
-    expect(keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
+    expect((await rotateAllKeys(rotation, oldKey, newKey)).bots.rotated).toBe(2);
+    expect(await keysOpening(rotation, oldKey, newKey)).toEqual(["new", "new", "new", "new"]);
   });
 
-  it("on PostgreSQL keeps a replica from starting while it runs", () => {
+  it("on PostgreSQL keeps a replica from starting while it runs", async () => {
     const schema = testSchema();
     const open = () => openPostgresStores(postgresUrl(), () => 1_000, { schema });
     const rotation = open();
     onTestFinished(() => rotation.close());
-    rotation.exclusively(() => {
+    await rotation.exclusively(async () => {
       expect(open).toThrow(
         /cannot connect to PostgreSQL: npm run rotate-key is running on this database; start the bot again once it has finished/,
       );
     });
-    open().close();
+    await open().close();
   });
 
   it("as `npm run rotate-key` on PostgreSQL says so in one sentence", async () => {
@@ -311,18 +329,18 @@ describe("key rotation while a bot runs", () => {
     const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
     const replica = openPostgresStores(url);
     onTestFinished(() => replica.close());
-    seed(replica, oldKey);
+    await seed(replica, oldKey);
     const env = {
       DATABASE_URL: url,
       TOKEN_ENCRYPTION_KEY: oldKey.toString("base64"),
       NEW_TOKEN_ENCRYPTION_KEY: newKey.toString("base64"),
     };
-    expect(runRotation(env)).toEqual({
+    expect(await runRotation(env)).toEqual({
       code: 1,
       line: "Key rotation refused: a bot is still running on this database: stop every replica first (another connection of a bot holds it). Nothing was changed.",
     });
-    expect(keysOpening(replica, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
-    replica.close();
-    expect(runRotation(env)).toMatchObject({ code: 0 });
+    expect(await keysOpening(replica, oldKey, newKey)).toEqual(["old", "old", "old", "old"]);
+    await replica.close();
+    expect(await runRotation(env)).toMatchObject({ code: 0 });
   });
 });

@@ -76,8 +76,8 @@ describe("a person's token the service refused", () => {
     const source = new Identities({
       mode: "personal",
       vault: {
-        tokenOf: () => linked(),
-        unlinkIf: (owner, token) => {
+        tokenOf: async () => linked(),
+        unlinkIf: async (owner, token) => {
           if (linked() !== token) return false;
           unlinked.push(owner.user);
           return true;

@@ -70,7 +70,7 @@ describe("the sandbox with two replicas", () => {
       10_000,
     );
     const ts = workspace.threadTs ?? "";
-    const writer = view.answeredBy(ts).at(-1) ?? view.receivedBy(ts);
+    const writer = (await view.answeredBy(ts)).at(-1) ?? view.receivedBy(ts);
     const other = writer === 1 ? 2 : 1;
     input.write(`/kill ${writer}\n/replicas\n`);
     input.end();
@@ -83,7 +83,7 @@ describe("the sandbox with two replicas", () => {
     expect(transcript).toMatch(new RegExp(`replica ${other} \\(pid \\d+\\): alive`));
     expect(transcript).toContain(`Answered by replica ${writer} → replica ${other} (taken over).`);
     expect(transcript).toContain(ANSWER.trim().replace(/\s+/g, " "));
-    expect(workspace.turnFor(ts)?.outcome).toBe("completed");
+    expect((await workspace.turnFor(ts))?.outcome).toBe("completed");
 
     const pids = view.list.map((r) => r.pid);
     await workspace.close(100);

@@ -1,6 +1,6 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { Agent } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   AuthenticationError,
   BadRequestError,
@@ -184,7 +184,9 @@ describe("request basics", () => {
       seen.push("body");
       return { content: "hi" };
     };
-    const onSend = () => seen.push(`onSend after ${budget.takes.length} take`);
+    const onSend = () => {
+      seen.push(`onSend after ${budget.takes.length} take`);
+    };
     await http.json({ ...POST_MESSAGE, body }, { onSend });
     expect(seen).toEqual(["body", "onSend after 1 take", "received"]);
   });
@@ -197,7 +199,11 @@ describe("request basics", () => {
     });
     const opening = heldConnections();
     const { http } = core(server.url, { dispatcher: opening.agent });
-    const pending = http.json(POST_MESSAGE, { onSend: () => seen.push("onSend") });
+    const pending = http.json(POST_MESSAGE, {
+      onSend: () => {
+        seen.push("onSend");
+      },
+    });
     await opening.requested();
     expect(seen).toEqual([]);
     opening.open();
@@ -213,7 +219,9 @@ describe("request basics", () => {
     const sends: string[] = [];
     const pending = http.json(POST_MESSAGE, {
       signal: abort.signal,
-      onSend: () => sends.push("onSend"),
+      onSend: () => {
+        sends.push("onSend");
+      },
     });
     await opening.requested();
     abort.abort();
@@ -230,6 +238,60 @@ describe("request basics", () => {
     const failure = await http
       .json(POST_MESSAGE, {
         onSend: () => {
+          throw full;
+        },
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CanceledError);
+    expect((failure as Error).cause).toBe(full);
+    expect(server.received).toHaveLength(0);
+  });
+
+  it("writes not a byte of the request until what onSend returned has resolved", async () => {
+    const seen: string[] = [];
+    const server = await serve((_req, res) => {
+      seen.push("received");
+      sendJson(res, 200, RUN);
+    });
+    const sockets: Socket[] = [];
+    const agent = new Agent({
+      connect: (options, callback) => {
+        const socket = connect({ host: options.hostname, port: Number(options.port) });
+        sockets.push(socket);
+        socket.once("connect", () => callback(null, socket));
+        socket.once("error", (error) => callback(error, null));
+      },
+    });
+    agents.push(agent);
+    const { http } = core(server.url, { dispatcher: agent });
+    let recorded: () => void = () => undefined;
+    const recording = new Promise<void>((resolve) => {
+      recorded = resolve;
+    });
+    const pending = http.json(POST_MESSAGE, {
+      onSend: async () => {
+        seen.push("onSend");
+        await recording;
+        seen.push("recorded");
+      },
+    });
+    await vi.waitFor(() => expect(seen).toEqual(["onSend"]));
+    // The connection is open and the record under way: not a byte of the request, head
+    // included, has been written to it.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(sockets.map((socket) => socket.bytesWritten)).toEqual([0]);
+    recorded();
+    await expect(pending).resolves.toEqual(RUN);
+    expect(seen).toEqual(["onSend", "recorded", "received"]);
+  });
+
+  it("sends nothing when what onSend returned rejects, failing with CanceledError carrying it", async () => {
+    const server = await serve((_req, res) => sendJson(res, 200, RUN));
+    const { http } = core(server.url);
+    const full = new Error("the store did not answer");
+    const failure = await http
+      .json(POST_MESSAGE, {
+        onSend: async () => {
           throw full;
         },
       })

@@ -27,7 +27,12 @@ function setup() {
     parts,
     question: { user: "U1", text: "hi", startsThread: true },
   });
-  const recorder = { parts: (p: string[]) => recorded.push(p), posting: () => {} };
+  const recorder = {
+    parts: async (p: string[]) => {
+      recorded.push(p);
+    },
+    posting: async () => {},
+  };
   return { replies, inner, events, recorded, target, recorder };
 }
 

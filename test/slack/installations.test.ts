@@ -6,7 +6,7 @@ import { webClientOptions } from "../../src/slack/app.js";
 import { classifyCallFailure } from "../../src/slack/call-failure.js";
 import { ManyInstallations } from "../../src/slack/installation.js";
 import { Installations, NotInstalled } from "../../src/slack/installations.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 const KEY = randomBytes(32);
@@ -52,7 +52,7 @@ describe("the installations Bolt's installer and authorize use", () => {
   it("keeps what the install flow gives, sealed, and gives Bolt the bot back", async () => {
     const { stores, bolt, learnt } = setup();
     await bolt.storeInstallation(fromFlow("T1", "xoxb-one-secret"));
-    expect(stores.installations.list()).toMatchObject([
+    expect(await stores.installations.list()).toMatchObject([
       {
         enterprise: "",
         team: "T1",
@@ -65,7 +65,7 @@ describe("the installations Bolt's installer and authorize use", () => {
         installedAt: 5_000,
       },
     ]);
-    const row = stores.installations.list()[0];
+    const row = (await stores.installations.list())[0];
     expect(row?.sealedBotToken.includes(Buffer.from("xoxb-one-secret"))).toBe(false);
     // The log scrubber learns the token the moment the bot holds it.
     expect(learnt).toContain("xoxb-one-secret");
@@ -84,7 +84,7 @@ describe("the installations Bolt's installer and authorize use", () => {
   it("answers every workspace of an org from its org-wide installation", async () => {
     const { installations, bolt } = setup();
     await bolt.storeInstallation(fromFlow(undefined, "xoxb-org", "E1"));
-    expect(installations.find({ team: "T7", enterprise: "E1" })).toMatchObject({
+    expect(await installations.find({ team: "T7", enterprise: "E1" })).toMatchObject({
       key: { enterprise: "E1", team: "" },
       token: "xoxb-org",
     });
@@ -99,15 +99,15 @@ describe("the installations Bolt's installer and authorize use", () => {
 
   it("forgets a removed installation at once, and finds one installed meanwhile", async () => {
     const { stores, installations, bolt } = setup();
-    expect(installations.find({ team: "T1" })).toBeUndefined();
+    expect(await installations.find({ team: "T1" })).toBeUndefined();
     // Installed by another copy of the bot: a miss was not remembered.
     const other = new Installations({ store: stores.installations, key: KEY });
     await other.forBolt().storeInstallation(fromFlow("T1", "xoxb-one"));
-    expect(installations.find({ team: "T1" })?.token).toBe("xoxb-one");
-    expect(installations.remove({ enterprise: "", team: "T1" })).toBe(true);
-    expect(installations.find({ team: "T1" })).toBeUndefined();
+    expect((await installations.find({ team: "T1" }))?.token).toBe("xoxb-one");
+    expect(await installations.remove({ enterprise: "", team: "T1" })).toBe(true);
+    expect(await installations.find({ team: "T1" })).toBeUndefined();
     await bolt.storeInstallation(fromFlow("T1", "xoxb-again"));
-    expect(installations.find({ team: "T1" })?.token).toBe("xoxb-again");
+    expect((await installations.find({ team: "T1" }))?.token).toBe("xoxb-again");
   });
 
   it("reads again within 30 s what another replica reinstalled or removed", async () => {
@@ -116,15 +116,15 @@ describe("the installations Bolt's installer and authorize use", () => {
     const here = new Installations({ store: stores.installations, key: KEY, now: () => now });
     const elsewhere = new Installations({ store: stores.installations, key: KEY }).forBolt();
     await elsewhere.storeInstallation(fromFlow("T1", "xoxb-first"));
-    expect(here.find({ team: "T1" })?.token).toBe("xoxb-first");
+    expect((await here.find({ team: "T1" }))?.token).toBe("xoxb-first");
     await elsewhere.storeInstallation(fromFlow("T1", "xoxb-reinstalled"));
     now += 29_000;
-    expect(here.find({ team: "T1" })?.token).toBe("xoxb-first");
+    expect((await here.find({ team: "T1" }))?.token).toBe("xoxb-first");
     now += 1_000;
-    expect(here.find({ team: "T1" })?.token).toBe("xoxb-reinstalled");
+    expect((await here.find({ team: "T1" }))?.token).toBe("xoxb-reinstalled");
     await elsewhere.deleteInstallation?.({ teamId: "T1", isEnterpriseInstall: false } as never);
     now += 30_000;
-    expect(here.find({ team: "T1" })).toBeUndefined();
+    expect(await here.find({ team: "T1" })).toBeUndefined();
   });
 
   it("treats a token that does not open under the key as not installed", async () => {
@@ -136,7 +136,7 @@ describe("the installations Bolt's installer and authorize use", () => {
       key: KEY,
       onBroken: ({ team }) => broken.push(team),
     });
-    expect(after.find({ team: "T1" })).toBeUndefined();
+    expect(await after.find({ team: "T1" })).toBeUndefined();
     expect(broken).toEqual(["T1"]);
   });
 
@@ -201,7 +201,7 @@ describe("each workspace's Web API", () => {
     });
     expect(await workspaces.workspace({ teamId: "T2" })).toBe("T2");
 
-    installations.remove({ enterprise: "", team: "T2" });
+    await installations.remove({ enterprise: "", team: "T2" });
     const calls = fake.calls.length;
     const refused = await workspaces
       .slack("T2")
@@ -227,10 +227,10 @@ describe("each workspace's Web API", () => {
     }
     // Another process (a restart, another replica) that has had no request of T7 yet.
     const after = new ManyInstallations(new WebClient(), setupOver(stores));
-    expect(stores.installations.find({ team: "T7" })?.enterprise).toBe("E1");
-    expect(stores.installations.find({ team: "T9" })).toBeUndefined();
-    expect(after.forget({ enterprise: "E1", team: "" })).toEqual(["T7", "T8"]);
-    expect(after.forget({ enterprise: "", team: "T10" })).toEqual(["T10"]);
-    expect(after.forget({ enterprise: "E3", team: "" })).toEqual([]);
+    expect((await stores.installations.find({ team: "T7" }))?.enterprise).toBe("E1");
+    expect(await stores.installations.find({ team: "T9" })).toBeUndefined();
+    expect(await after.forget({ enterprise: "E1", team: "" })).toEqual(["T7", "T8"]);
+    expect(await after.forget({ enterprise: "", team: "T10" })).toEqual(["T10"]);
+    expect(await after.forget({ enterprise: "E3", team: "" })).toEqual([]);
   });
 });

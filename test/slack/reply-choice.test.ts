@@ -36,7 +36,7 @@ class Way implements ReplyStrategy {
   }
 }
 
-const recorder: ReplyRecorder = { parts: () => {}, posting: () => {} };
+const recorder: ReplyRecorder = { parts: async () => {}, posting: async () => {} };
 const working: ReplyView = { body: "", phase: { kind: "starting" }, notes: [] };
 
 function setup(waits: Record<string, number> = {}, startsPerMinute?: number) {

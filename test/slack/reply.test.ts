@@ -105,11 +105,11 @@ function setup(
     strategy.render(
       { turnId: "turn-1", team: "T1", channel: "C1", threadTs: "1.1", parts: [], ...target },
       {
-        parts: (parts) => {
+        parts: async (parts) => {
           recorded.parts.push(parts);
           log.push(`record ${parts.length} parts`);
         },
-        posting: (part) => {
+        posting: async (part) => {
           recorded.posting++;
           log.push(`record posting part ${part}`);
         },

@@ -157,11 +157,11 @@ function setup(options: Options = {}) {
   });
   const recorded: string[] = [];
   const recorder = {
-    parts: (parts: string[]) => {
+    parts: async (parts: string[]) => {
       recorded.push(`parts ${parts.join(",")}`);
       log.push(`record parts ${parts.join(",")}`);
     },
-    posting: (part: number) => {
+    posting: async (part: number) => {
       recorded.push(`posting ${part}`);
       log.push(`record posting ${part}`);
     },

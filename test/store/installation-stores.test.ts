@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BotTokenSealBroken, openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { StoredInstallation, Stores } from "../../src/store/stores.js";
 import { postgresStores } from "../support/postgres.js";
@@ -48,12 +48,12 @@ function installation(
 }
 
 describe.each(implementations)("the %s installations", (_name, open) => {
-  it("keeps one installation per workspace, replaced by a reinstall", () => {
+  it("keeps one installation per workspace, replaced by a reinstall", async () => {
     let now = 1_000;
     const { stores } = open(() => now);
     const { installations } = stores;
-    expect(installations.find({ team: "T1" })).toBeUndefined();
-    const first = installations.put(installation("", "T1", TOKEN_ONE));
+    expect(await installations.find({ team: "T1" })).toBeUndefined();
+    const first = await installations.put(installation("", "T1", TOKEN_ONE));
     expect(first).toMatchObject({
       enterprise: "",
       team: "T1",
@@ -68,98 +68,104 @@ describe.each(implementations)("the %s installations", (_name, open) => {
     });
     expect(openBotToken(KEY, { enterprise: "", team: "T1" }, first.sealedBotToken)).toBe(TOKEN_ONE);
     now = 2_000;
-    installations.put(installation("", "T2", "xoxb-two"));
+    await installations.put(installation("", "T2", "xoxb-two"));
     now = 3_000;
-    installations.put(installation("", "T1", "xoxb-one-again", { botScopes: ["chat:write"] }));
-    const again = installations.find({ team: "T1" });
+    await installations.put(
+      installation("", "T1", "xoxb-one-again", { botScopes: ["chat:write"] }),
+    );
+    const again = await installations.find({ team: "T1" });
     expect(again).toMatchObject({ installedAt: 3_000, botScopes: ["chat:write"] });
     expect(openBotToken(KEY, { enterprise: "", team: "T1" }, again?.sealedBotToken as Buffer)).toBe(
       "xoxb-one-again",
     );
-    expect(installations.list().map((i) => [i.team, i.installedAt])).toEqual([
+    expect((await installations.list()).map((i) => [i.team, i.installedAt])).toEqual([
       ["T2", 2_000],
       ["T1", 3_000],
     ]);
-    stores.close();
+    await stores.close();
   });
 
-  it("finds a workspace's own installation first, else its org's org-wide one", () => {
+  it("finds a workspace's own installation first, else its org's org-wide one", async () => {
     const { stores } = open(() => 1_000);
     const { installations } = stores;
-    installations.put(installation("E1", "", "xoxb-org"));
-    installations.put(installation("E1", "T1", "xoxb-own"));
-    expect(installations.find({ team: "T1", enterprise: "E1" })).toMatchObject({ team: "T1" });
+    await installations.put(installation("E1", "", "xoxb-org"));
+    await installations.put(installation("E1", "T1", "xoxb-own"));
+    expect(await installations.find({ team: "T1", enterprise: "E1" })).toMatchObject({
+      team: "T1",
+    });
     // Any other workspace of the org is served by the org-wide installation.
-    expect(installations.find({ team: "T9", enterprise: "E1" })).toMatchObject({
+    expect(await installations.find({ team: "T9", enterprise: "E1" })).toMatchObject({
       enterprise: "E1",
       team: "",
       teamName: null,
       enterpriseName: "Org E1",
     });
-    expect(installations.find({ enterprise: "E1" })).toMatchObject({ team: "" });
+    expect(await installations.find({ enterprise: "E1" })).toMatchObject({ team: "" });
     // Another org, or no org at all, is not.
-    expect(installations.find({ team: "T9", enterprise: "E2" })).toBeUndefined();
-    expect(installations.find({ team: "T9" })).toBeUndefined();
-    expect(installations.find({})).toBeUndefined();
-    stores.close();
+    expect(await installations.find({ team: "T9", enterprise: "E2" })).toBeUndefined();
+    expect(await installations.find({ team: "T9" })).toBeUndefined();
+    expect(await installations.find({})).toBeUndefined();
+    await stores.close();
   });
 
-  it("finds a workspace's org-wide installation by its team alone once its org is recorded", () => {
+  it("finds a workspace's org-wide installation by its team alone once its org is recorded", async () => {
     const { installations } = open(() => 1_000).stores;
-    installations.put(installation("E1", "", "xoxb-org-secret"));
-    expect(installations.find({ team: "T7" })).toBeUndefined();
-    installations.placeWorkspace("T7", "E1");
-    installations.placeWorkspace("T8", "E1");
-    installations.placeWorkspace("T9", "E2");
-    expect(installations.find({ team: "T7" })).toMatchObject({ enterprise: "E1", team: "" });
+    await installations.put(installation("E1", "", "xoxb-org-secret"));
+    expect(await installations.find({ team: "T7" })).toBeUndefined();
+    await installations.placeWorkspace("T7", "E1");
+    await installations.placeWorkspace("T8", "E1");
+    await installations.placeWorkspace("T9", "E2");
+    expect(await installations.find({ team: "T7" })).toMatchObject({ enterprise: "E1", team: "" });
     // The org a request names goes before the one recorded.
-    expect(installations.find({ team: "T7", enterprise: "E2" })).toBeUndefined();
-    installations.placeWorkspace("T8", "E2");
-    expect(installations.workspacesOf("E1")).toEqual(["T7"]);
-    expect(installations.workspacesOf("E2").sort()).toEqual(["T8", "T9"]);
+    expect(await installations.find({ team: "T7", enterprise: "E2" })).toBeUndefined();
+    await installations.placeWorkspace("T8", "E2");
+    expect(await installations.workspacesOf("E1")).toEqual(["T7"]);
+    expect((await installations.workspacesOf("E2")).sort()).toEqual(["T8", "T9"]);
   });
 
-  it("keeps one installation per workspace whichever org it named", () => {
+  it("keeps one installation per workspace whichever org it named", async () => {
     const { stores } = open(() => 1_000);
     const { installations } = stores;
-    installations.put(installation("", "T1", "xoxb-before"));
+    await installations.put(installation("", "T1", "xoxb-before"));
     // The workspace joined an org and was installed again.
-    installations.put(installation("E1", "T1", "xoxb-after"));
-    expect(installations.list().map((i) => [i.enterprise, i.team])).toEqual([["E1", "T1"]]);
-    stores.close();
+    await installations.put(installation("E1", "T1", "xoxb-after"));
+    expect((await installations.list()).map((i) => [i.enterprise, i.team])).toEqual([["E1", "T1"]]);
+    await stores.close();
   });
 
-  it("forgets a removed installation, and the others stay", () => {
+  it("forgets a removed installation, and the others stay", async () => {
     const { stores } = open(() => 1_000);
     const { installations } = stores;
-    installations.put(installation("", "T1", "a"));
-    installations.put(installation("E1", "", "b"));
-    expect(installations.remove({ enterprise: "", team: "T1" })).toBe(true);
-    expect(installations.remove({ enterprise: "", team: "T1" })).toBe(false);
-    expect(installations.find({ team: "T1" })).toBeUndefined();
-    expect(installations.remove({ enterprise: "E1", team: "" })).toBe(true);
-    expect(installations.list()).toEqual([]);
-    stores.close();
+    await installations.put(installation("", "T1", "a"));
+    await installations.put(installation("E1", "", "b"));
+    expect(await installations.remove({ enterprise: "", team: "T1" })).toBe(true);
+    expect(await installations.remove({ enterprise: "", team: "T1" })).toBe(false);
+    expect(await installations.find({ team: "T1" })).toBeUndefined();
+    expect(await installations.remove({ enterprise: "E1", team: "" })).toBe(true);
+    expect(await installations.list()).toEqual([]);
+    await stores.close();
   });
 
-  it("reseals tokens all together; a removed installation stays removed", () => {
+  it("reseals tokens all together; a removed installation stays removed", async () => {
     const { stores } = open(() => 1_000);
     const { installations } = stores;
-    installations.put(installation("", "T1", "a"));
-    installations.put(installation("", "T2", "b"));
-    installations.remove({ enterprise: "", team: "T2" });
-    installations.reseal([
+    await installations.put(installation("", "T1", "a"));
+    await installations.put(installation("", "T2", "b"));
+    await installations.remove({ enterprise: "", team: "T2" });
+    await installations.reseal([
       { enterprise: "", team: "T1", sealedBotToken: Buffer.from([1]) },
       { enterprise: "", team: "T2", sealedBotToken: Buffer.from([2]) },
     ]);
-    expect(installations.list().map((i) => [i.team, [...i.sealedBotToken]])).toEqual([["T1", [1]]]);
-    stores.close();
+    expect((await installations.list()).map((i) => [i.team, [...i.sealedBotToken]])).toEqual([
+      ["T1", [1]],
+    ]);
+    await stores.close();
   });
 
-  it("never holds a bot token in clear", () => {
+  it("never holds a bot token in clear", async () => {
     const { stores, path } = open(() => 1_000);
-    stores.installations.put(installation("", "T1", TOKEN_ONE));
-    stores.close();
+    await stores.installations.put(installation("", "T1", TOKEN_ONE));
+    await stores.close();
     if (path !== undefined) {
       const file = readFileSync(path);
       expect(file.includes(Buffer.from("workspace-one-secret"))).toBe(false);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { Stores } from "../../src/store/stores.js";
 import { postgresStores } from "../support/postgres.js";
@@ -25,79 +25,82 @@ describe.each(implementations)("the %s stores of people", (_name, openStores) =>
     return stores;
   };
 
-  it("keep one sealed token per person of a workspace, replaced by a new link", () => {
+  it("keep one sealed token per person of a workspace, replaced by a new link", async () => {
     let now = 1_000;
     const stores = open(() => now);
     const { linkedTokens } = stores;
-    expect(linkedTokens.get("T1", "U1")).toBeUndefined();
-    linkedTokens.put("T1", "U1", Buffer.from([1, 2, 3]));
+    expect(await linkedTokens.get("T1", "U1")).toBeUndefined();
+    await linkedTokens.put("T1", "U1", Buffer.from([1, 2, 3]));
     now = 2_000;
-    linkedTokens.put("T1", "U2", Buffer.from([4]));
-    linkedTokens.put("T2", "U1", Buffer.from([5]));
+    await linkedTokens.put("T1", "U2", Buffer.from([4]));
+    await linkedTokens.put("T2", "U1", Buffer.from([5]));
     now = 3_000;
-    const replaced = linkedTokens.put("T1", "U1", Buffer.from([9, 9]));
+    const replaced = await linkedTokens.put("T1", "U1", Buffer.from([9, 9]));
     expect(replaced).toEqual({
       team: "T1",
       user: "U1",
       sealed: Buffer.from([9, 9]),
       linkedAt: 3_000,
     });
-    expect(linkedTokens.get("T2", "U1")?.sealed).toEqual(Buffer.from([5]));
-    expect(linkedTokens.all().map((t) => `${t.team}/${t.user}`)).toEqual([
+    expect((await linkedTokens.get("T2", "U1"))?.sealed).toEqual(Buffer.from([5]));
+    expect((await linkedTokens.all()).map((t) => `${t.team}/${t.user}`)).toEqual([
       "T1/U2",
       "T2/U1",
       "T1/U1",
     ]);
-    stores.close();
+    await stores.close();
   });
 
-  it("forget a token on unlink, saying whether there was one", () => {
+  it("forget a token on unlink, saying whether there was one", async () => {
     const stores = open();
-    stores.linkedTokens.put("T1", "U1", Buffer.from([1]));
-    expect(stores.linkedTokens.remove("T1", "U1")).toBe(true);
-    expect(stores.linkedTokens.remove("T1", "U1")).toBe(false);
-    expect(stores.linkedTokens.get("T1", "U1")).toBeUndefined();
-    stores.close();
+    await stores.linkedTokens.put("T1", "U1", Buffer.from([1]));
+    expect(await stores.linkedTokens.remove("T1", "U1")).toBe(true);
+    expect(await stores.linkedTokens.remove("T1", "U1")).toBe(false);
+    expect(await stores.linkedTokens.get("T1", "U1")).toBeUndefined();
+    await stores.close();
   });
 
-  it("reseal rows in place, keeping when they were linked, and leave an unlinked row unlinked", () => {
+  it("reseal rows in place, keeping when they were linked, and leave an unlinked row unlinked", async () => {
     const stores = open();
-    stores.linkedTokens.put("T1", "U1", Buffer.from([1]));
-    stores.linkedTokens.reseal([
+    await stores.linkedTokens.put("T1", "U1", Buffer.from([1]));
+    await stores.linkedTokens.reseal([
       { team: "T1", user: "U1", sealed: Buffer.from([7]) },
       { team: "T1", user: "GONE", sealed: Buffer.from([8]) },
     ]);
-    expect(stores.linkedTokens.all()).toEqual([
+    expect(await stores.linkedTokens.all()).toEqual([
       { team: "T1", user: "U1", sealed: Buffer.from([7]), linkedAt: 1_000 },
     ]);
-    stores.close();
+    await stores.close();
   });
 
-  it("keep the assistant chosen per channel and per person apart, and forget it on null", () => {
+  it("keep the assistant chosen per channel and per person apart, and forget it on null", async () => {
     const stores = open();
     const choices = stores.assistantChoices;
-    choices.setForChannel("T1", "C1", "asst-legal");
-    choices.setForPerson("T1", "C1", "asst-hr");
-    expect(choices.forChannel("T1", "C1")).toBe("asst-legal");
-    expect(choices.forPerson("T1", "C1")).toBe("asst-hr");
-    expect(choices.forChannel("T2", "C1")).toBeUndefined();
-    choices.setForChannel("T1", "C1", "asst-ops");
-    expect(choices.forChannel("T1", "C1")).toBe("asst-ops");
-    choices.setForChannel("T1", "C1", null);
-    expect(choices.forChannel("T1", "C1")).toBeUndefined();
-    expect(choices.forPerson("T1", "C1")).toBe("asst-hr");
-    stores.close();
+    await choices.setForChannel("T1", "C1", "asst-legal");
+    await choices.setForPerson("T1", "C1", "asst-hr");
+    expect(await choices.forChannel("T1", "C1")).toBe("asst-legal");
+    expect(await choices.forPerson("T1", "C1")).toBe("asst-hr");
+    expect(await choices.forChannel("T2", "C1")).toBeUndefined();
+    await choices.setForChannel("T1", "C1", "asst-ops");
+    expect(await choices.forChannel("T1", "C1")).toBe("asst-ops");
+    await choices.setForChannel("T1", "C1", null);
+    expect(await choices.forChannel("T1", "C1")).toBeUndefined();
+    expect(await choices.forPerson("T1", "C1")).toBe("asst-hr");
+    await stores.close();
   });
 
-  it("find a conversation by its service thread", () => {
+  it("find a conversation by its service thread", async () => {
     const stores = open();
-    const c = stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: "1.1" }, "a");
-    expect(stores.conversations.byServiceThread("th-1")).toBeUndefined();
-    stores.conversations.setServiceThread(c.id, "th-1", "shared");
-    expect(stores.conversations.byServiceThread("th-1")).toMatchObject({
+    const c = await stores.conversations.ensure(
+      { team: "T1", channel: "C1", threadTs: "1.1" },
+      "a",
+    );
+    expect(await stores.conversations.byServiceThread("th-1")).toBeUndefined();
+    await stores.conversations.setServiceThread(c.id, "th-1", "shared");
+    expect(await stores.conversations.byServiceThread("th-1")).toMatchObject({
       id: c.id,
       threadTs: "1.1",
     });
-    stores.close();
+    await stores.close();
   });
 });

@@ -20,7 +20,7 @@ async function main(): Promise<unknown> {
   const options = { schema: schema as string };
   if (command === "open") {
     await go();
-    openPostgresStores(url, Date.now, options).close();
+    await openPostgresStores(url, Date.now, options).close();
     return { opened: true };
   }
   if (command === "occupy") {
@@ -41,9 +41,12 @@ async function main(): Promise<unknown> {
   const stores = openPostgresStores(url, Date.now, options);
   try {
     await go();
-    return ids.map((id) => stores.leases.claim(Number(id), holder as string, 60_000));
+    const claims = [];
+    for (const id of ids)
+      claims.push(await stores.leases.claim(Number(id), holder as string, 60_000));
+    return claims;
   } finally {
-    stores.close();
+    await stores.close();
   }
 }
 

@@ -139,12 +139,12 @@ describe("the PostgreSQL stores", () => {
   it("give a conversation's lease to exactly one of two replicas claiming it at once", async () => {
     const schema = testSchema();
     const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
-    onTestFinished(() => stores.close());
-    const ids = Array.from(
-      { length: 100 },
-      (_, i) =>
-        stores.conversations.ensure({ team: "T", channel: "C", threadTs: `${i}.1` }, "a").id,
-    );
+    onTestFinished(async () => await stores.close());
+    const ids: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const key = { team: "T", channel: "C", threadTs: `${i}.1` };
+      ids.push((await stores.conversations.ensure(key, "a")).id);
+    }
     const [first, second] = (await replicas(schema, [
       ["claim", "r1", ...ids.map(String)],
       ["claim", "r2", ...ids.map(String)],
@@ -152,41 +152,45 @@ describe("the PostgreSQL stores", () => {
     const outcomes = ids.map((_, i) => [first[i], second[i]].sort());
     expect(outcomes).toEqual(ids.map(() => ["claimed", "refused"]));
     // The table says the same as the answers.
-    expect(stores.leases.heldBy("r1")).toBe(first.filter((c) => c === "claimed").length);
-    expect(stores.leases.heldBy("r2")).toBe(second.filter((c) => c === "claimed").length);
+    expect(await stores.leases.heldBy("r1")).toBe(first.filter((c) => c === "claimed").length);
+    expect(await stores.leases.heldBy("r2")).toBe(second.filter((c) => c === "claimed").length);
   });
 
-  it("write a turn from the version last written, and still see what another replica wrote since", () => {
+  it("write a turn from the version last written, and still see what another replica wrote since", async () => {
     const schema = testSchema();
     const [mine, theirs] = [1, 2].map(() => {
       const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
-      onTestFinished(() => stores.close());
+      onTestFinished(async () => await stores.close());
       return stores;
     }) as [Stores, Stores];
     const key = { team: "T", channel: "C", threadTs: "1.1" };
-    const conversation = mine.conversations.ensure(key, "asst");
+    const conversation = await mine.conversations.ensure(key, "asst");
     const fields = { conversationId: conversation.id, ...key, user: "U1", notes: [] };
-    const turn = mine.turns.create({ ...fields, messageTs: "1.1", content: "q" }) as Turn;
-    mine.turns.recordContent(turn.id, { serviceContent: "q", contextThroughTs: null, notes: [] });
+    const turn = (await mine.turns.create({ ...fields, messageTs: "1.1", content: "q" })) as Turn;
+    await mine.turns.recordContent(turn.id, {
+      serviceContent: "q",
+      contextThroughTs: null,
+      notes: [],
+    });
     // A stop asked through the other replica shows in this one's next transition.
-    expect(theirs.turns.requestStop(turn.id, "U1")).toBe(true);
-    expect(mine.turns.recordPostAttempt(turn.id)).toMatchObject({
+    expect(await theirs.turns.requestStop(turn.id, "U1")).toBe(true);
+    expect(await mine.turns.recordPostAttempt(turn.id)).toMatchObject({
       state: "posting",
       stopRequestedBy: "U1",
     });
     // The other replica moves the turn on: this one's next write starts from the row.
-    theirs.turns.recordMessage(turn.id, "msg-1");
-    expect(() => mine.turns.recordMessage(turn.id, "msg-2")).toThrow(IllegalTransition);
-    expect(mine.turns.recordRunAttempt(turn.id, {})).toMatchObject({
+    await theirs.turns.recordMessage(turn.id, "msg-1");
+    await expect(mine.turns.recordMessage(turn.id, "msg-2")).rejects.toThrow(IllegalTransition);
+    expect(await mine.turns.recordRunAttempt(turn.id, {})).toMatchObject({
       state: "run_starting",
       serviceMessageId: "msg-1",
     });
-    expect(theirs.turns.byId(turn.id)).toMatchObject({ state: "run_starting" });
+    expect(await theirs.turns.byId(turn.id)).toMatchObject({ state: "run_starting" });
   });
 
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
     const schema = testSchema();
-    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
     const got = (await replicas(schema, [
       ["occupy", "slack:T:chat.startStream", "150", "100"],
       ["occupy", "slack:T:chat.startStream", "150", "100"],
@@ -195,9 +199,9 @@ describe("the PostgreSQL stores", () => {
     expect(got.reduce((a, b) => a + b, 0)).toBe(150);
   });
 
-  it("refuse a schema newer than the code, naming both versions, and leave it as it is", () => {
+  it("refuse a schema newer than the code, naming both versions, and leave it as it is", async () => {
     const schema = testSchema();
-    openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
     const db = client(postgresUrl(), { schema });
     const known = MIGRATIONS.length;
     db.run("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);
@@ -310,19 +314,19 @@ describe("the PostgreSQL stores", () => {
     expect(other.first("SELECT COUNT(*)::int AS n FROM marks")).toEqual({ n: 51 });
   });
 
-  it("read and write bytes and big numbers as the other stores do", () => {
+  it("read and write bytes and big numbers as the other stores do", async () => {
     const stores = postgresStores(() => 1_767_225_600_123);
     const sealed = Buffer.from([0, 255, 1, 254]);
-    expect(stores.linkedTokens.put("T", "U", sealed)).toEqual({
+    expect(await stores.linkedTokens.put("T", "U", sealed)).toEqual({
       team: "T",
       user: "U",
       sealed,
       linkedAt: 1_767_225_600_123,
     });
-    expect(Buffer.isBuffer(stores.linkedTokens.get("T", "U")?.sealed)).toBe(true);
-    expect(stores.ping()).toBe(true);
-    stores.close();
-    expect(stores.ping()).toBe(false);
+    expect(Buffer.isBuffer((await stores.linkedTokens.get("T", "U"))?.sealed)).toBe(true);
+    expect(await stores.ping()).toBe(true);
+    await stores.close();
+    expect(await stores.ping()).toBe(false);
   });
 });
 

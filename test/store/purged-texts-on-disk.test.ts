@@ -15,25 +15,35 @@ const quiet = { info() {}, error() {} };
  * A turn asking `question`, taken through every step an answer writes (each one rewrites the
  * row, and the text with it), the composed text quoting it, finished with `error`.
  */
-function answered(stores: Stores, ts: string, question: string, error: string | null): string {
-  const c = stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: ts }, "asst");
+async function answered(
+  stores: Stores,
+  ts: string,
+  question: string,
+  error: string | null,
+): Promise<string> {
+  const c = await stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: ts }, "asst");
   const key = { team: "T1", channel: "C1", threadTs: ts, messageTs: ts, user: "U1" };
-  const id = stores.turns.create({ conversationId: c.id, ...key, content: question, notes: [] })
-    ?.id as string;
+  const created = await stores.turns.create({
+    conversationId: c.id,
+    ...key,
+    content: question,
+    notes: [],
+  });
+  const id = created?.id as string;
   const { turns } = stores;
-  turns.recordContent(id, {
+  await turns.recordContent(id, {
     serviceContent: `Earlier in the thread:\n> hello\n\n${question}`,
     contextThroughTs: ts,
     notes: ["Files and images aren't passed on to the assistant."],
   });
-  turns.recordReplyAttempt(id, 0);
-  turns.recordReply(id, [`${ts}1`]);
-  turns.recordPostAttempt(id);
-  turns.recordMessage(id, `msg-${ts}`);
-  turns.recordRunAttempt(id, { maxSteps: 3 });
-  turns.recordRunStart(id, { runId: `run-${ts}`, startedAt: 1 });
-  turns.recordReply(id, [`${ts}1`, `${ts}2`]);
-  turns.finish(id, { outcome: error ? "failed" : "completed", error });
+  await turns.recordReplyAttempt(id, 0);
+  await turns.recordReply(id, [`${ts}1`]);
+  await turns.recordPostAttempt(id);
+  await turns.recordMessage(id, `msg-${ts}`);
+  await turns.recordRunAttempt(id, { maxSteps: 3 });
+  await turns.recordRunStart(id, { runId: `run-${ts}`, startedAt: 1 });
+  await turns.recordReply(id, [`${ts}1`, `${ts}2`]);
+  await turns.finish(id, { outcome: error ? "failed" : "completed", error });
   return id;
 }
 
@@ -47,9 +57,14 @@ describe("a purged text in the SQLite file", () => {
     const long = distinctiveText("LONG", 9_000);
     const failure = distinctiveText("FAILURE", 300);
     const texts = [short, long, failure];
-    for (let i = 0; i < 20; i++) answered(stores, `1.${i}`, distinctiveText("other", 400), null);
-    const purged = [answered(stores, "2.1", short, null), answered(stores, "2.2", long, failure)];
-    for (let i = 0; i < 20; i++) answered(stores, `3.${i}`, distinctiveText("other", 400), null);
+    for (let i = 0; i < 20; i++)
+      await answered(stores, `1.${i}`, distinctiveText("other", 400), null);
+    const purged = [
+      await answered(stores, "2.1", short, null),
+      await answered(stores, "2.2", long, failure),
+    ];
+    for (let i = 0; i < 20; i++)
+      await answered(stores, `3.${i}`, distinctiveText("other", 400), null);
     // The search finds them where they are.
     expect(sqliteFilesHolding(path, texts).length).toBeGreaterThan(0);
 
@@ -63,7 +78,7 @@ describe("a purged text in the SQLite file", () => {
     expect(await retention.start()).toBe(42);
     await retention.stop();
     for (const id of purged) {
-      expect(stores.turns.byId(id)).toMatchObject({
+      expect(await stores.turns.byId(id)).toMatchObject({
         content: "",
         serviceContent: null,
         notes: [],
@@ -72,16 +87,16 @@ describe("a purged text in the SQLite file", () => {
     }
 
     expect(sqliteFilesHolding(path, texts)).toEqual([]);
-    stores.close();
+    await stores.close();
     expect(sqliteFilesHolding(path, texts)).toEqual([]);
   });
 
-  it("is gone from a file purged by an older release once this one has opened it", () => {
+  it("is gone from a file purged by an older release once this one has opened it", async () => {
     const path = join(tempFolder("purged-"), "bridge.db");
     const question = distinctiveText("OLDER", 9_000);
     const stores = openSqliteStores(path);
-    answered(stores, "1.1", question, null);
-    stores.close();
+    await answered(stores, "1.1", question, null);
+    await stores.close();
     // As a release before secure_delete purged it, and left the file at its schema.
     const older = new Database(path);
     older.pragma("secure_delete = OFF");
@@ -90,7 +105,7 @@ describe("a purged text in the SQLite file", () => {
     older.close();
     expect(sqliteFilesHolding(path, [question])).toEqual(["bridge.db"]);
 
-    openSqliteStores(path).close();
+    await openSqliteStores(path).close();
     expect(sqliteFilesHolding(path, [question])).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import { Retention, type RetentionOptions } from "../../src/store/retention.js";
 import type { Stores } from "../../src/store/stores.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -28,58 +28,61 @@ function setUp(options: Partial<RetentionOptions> = {}) {
 }
 
 /** A turn for the Slack message `ts`, finished at once unless `finished` is false. */
-function turn(stores: Stores, ts: string, finished = true): string {
-  const c = stores.conversations.ensure(KEY, "asst");
+async function turn(stores: Stores, ts: string, finished = true): Promise<string> {
+  const c = await stores.conversations.ensure(KEY, "asst");
   const input = { conversationId: c.id, ...KEY, messageTs: ts, user: "U1" };
-  const created = stores.turns.create({ ...input, content: `question ${ts}`, notes: [] });
+  const created = await stores.turns.create({ ...input, content: `question ${ts}`, notes: [] });
   const id = created?.id as string;
-  if (finished) stores.turns.finish(id, { outcome: "completed" });
+  if (finished) await stores.turns.finish(id, { outcome: "completed" });
   return id;
 }
 
-const content = (stores: Stores, id: string) => stores.turns.byId(id)?.content;
+const content = async (stores: Stores, id: string) => (await stores.turns.byId(id))?.content;
 
 describe("the retention", () => {
   it("purges at start the texts of turns finished longer ago than the retention", async () => {
     const { clock, stores, retention } = setUp();
-    const old = turn(stores, "1.1");
-    const unfinished = turn(stores, "1.2", false);
-    await clock.advance(30 * DAY + 1);
-    const recent = turn(stores, "1.3");
+    const old = await turn(stores, "1.1");
+    const unfinished = await turn(stores, "1.2", false);
+    // A transition written in the millisecond of the one before it is recorded a millisecond
+    // later (the row's version, for the store's compare-and-set): the finish is at 1 ms.
+    await clock.advance(30 * DAY + 2);
+    const recent = await turn(stores, "1.3");
 
     expect(await retention.start()).toBe(1);
-    expect(content(stores, old)).toBe("");
-    expect(content(stores, unfinished)).toBe("question 1.2");
-    expect(content(stores, recent)).toBe("question 1.3");
+    expect(await content(stores, old)).toBe("");
+    expect(await content(stores, unfinished)).toBe("question 1.2");
+    expect(await content(stores, recent)).toBe("question 1.3");
     await retention.stop();
   });
 
   it("sweeps again every hour on the clock, and not after it is stopped", async () => {
     const { clock, stores, retention, lines } = setUp();
-    const first = turn(stores, "1.1");
+    const first = await turn(stores, "1.1");
     expect(await retention.start()).toBe(0);
     await clock.advance(30 * DAY - HOUR);
-    const second = turn(stores, "1.2");
-    expect(content(stores, first)).toBe("question 1.1");
+    const second = await turn(stores, "1.2");
+    expect(await content(stores, first)).toBe("question 1.1");
 
     // The sweep at 30 days after the first finished finds it not yet past; the next one does.
     await clock.advance(2 * HOUR);
-    expect(content(stores, first)).toBe("");
-    expect(content(stores, second)).toBe("question 1.2");
+    expect(await content(stores, first)).toBe("");
+    expect(await content(stores, second)).toBe("question 1.2");
     expect(lines.map((line) => line.fields)).toEqual([expect.objectContaining({ purged: 1 })]);
 
     await retention.stop();
     expect(clock.pending).toBe(0);
     await clock.advance(31 * DAY);
-    expect(content(stores, second)).toBe("question 1.2");
+    expect(await content(stores, second)).toBe("question 1.2");
   });
 
   it("purges a long history in batches, all of it in one sweep", async () => {
     const { clock, stores, retention } = setUp({ batchSize: 3 });
-    const ids = Array.from({ length: 7 }, (_, i) => turn(stores, `1.${i + 1}`));
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push(await turn(stores, `1.${i + 1}`));
     await clock.advance(31 * DAY);
     expect(await retention.start()).toBe(7);
-    expect(ids.map((id) => content(stores, id))).toEqual(ids.map(() => ""));
+    expect(await Promise.all(ids.map((id) => content(stores, id)))).toEqual(ids.map(() => ""));
     await retention.stop();
   });
 
@@ -88,13 +91,13 @@ describe("the retention", () => {
     // The store fails until `broken` is cleared (`stores` is set by the time it is called).
     const { clock, stores, retention, lines } = setUp({
       turns: {
-        purgeTexts(before: number, limit: number) {
+        async purgeTexts(before: number, limit: number) {
           if (broken) throw new Error("disk I/O error");
-          return stores.turns.purgeTexts(before, limit);
+          return await stores.turns.purgeTexts(before, limit);
         },
       },
     });
-    const id = turn(stores, "1.1");
+    const id = await turn(stores, "1.1");
     await clock.advance(31 * DAY);
     expect(await retention.start()).toBe(0);
     expect(lines).toEqual([
@@ -102,24 +105,25 @@ describe("the retention", () => {
     ]);
     broken = false;
     await clock.advance(HOUR);
-    expect(content(stores, id)).toBe("");
+    expect(await content(stores, id)).toBe("");
     await retention.stop();
   });
 
   it("deletes feedback pressed longer ago than the retention, in batches, and keeps the rest", async () => {
     // `stores` is set by the time the retention sweeps.
     const { clock, stores, retention, lines } = setUp({
-      feedback: { purge: (before, limit) => stores.feedback.purge(before, limit) },
+      feedback: { purge: async (before, limit) => await stores.feedback.purge(before, limit) },
       batchSize: 2,
     });
-    for (const user of ["U1", "U2", "U3"]) stores.feedback.record("turn-old", user, "positive");
+    for (const user of ["U1", "U2", "U3"])
+      await stores.feedback.record("turn-old", user, "positive");
     await clock.advance(20 * DAY);
-    stores.feedback.record("turn-new", "U1", "negative");
+    await stores.feedback.record("turn-new", "U1", "negative");
     await clock.advance(10 * DAY + 1);
 
     await retention.start();
-    expect(stores.feedback.forTurn("turn-old")).toEqual([]);
-    expect(stores.feedback.forTurn("turn-new")).toHaveLength(1);
+    expect(await stores.feedback.forTurn("turn-old")).toEqual([]);
+    expect(await stores.feedback.forTurn("turn-new")).toHaveLength(1);
     expect(lines.map((line) => line.fields)).toEqual([expect.objectContaining({ feedback: 3 })]);
     await retention.stop();
   });

@@ -14,22 +14,27 @@ const tempDir = () => {
 };
 
 describe("the SQLite file", () => {
-  it("is created in WAL mode, beneath missing folders, and keeps data across reopen", () => {
+  it("is created in WAL mode, beneath missing folders, and keeps data across reopen", async () => {
     const path = join(tempDir(), "nested", "bridge.db");
     const db = openDatabase(path);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
     const first = openSqliteStores(path);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.conversations.setServiceThread(c.id, "thread-1", "U1");
-    first.close();
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.conversations.setServiceThread(c.id, "thread-1", "U1");
+    await first.close();
     const again = openSqliteStores(path);
-    expect(again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" })).toMatchObject({
+    expect(
+      await again.conversations.find({ team: "T", channel: "C", threadTs: "1.1" }),
+    ).toMatchObject({
       assistantId: "asst",
       serviceThreadId: "thread-1",
       serviceThreadOwner: "U1",
     });
-    again.close();
+    await again.close();
   });
 
   it("commits without syncing on the event loop (synchronous NORMAL), and syncs its log when a caller needs it", async () => {
@@ -39,10 +44,9 @@ describe("the SQLite file", () => {
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
     db.close();
     const stores = openSqliteStores(path);
-    stores.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
+    await stores.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
     await expect(stores.durable()).resolves.toBeUndefined();
-    expect(() => stores.durableNow()).not.toThrow();
-    stores.close();
+    await stores.close();
   });
 
   it("refuses a database whose schema is newer than the code, naming both versions", () => {
@@ -98,29 +102,35 @@ describe("the SQLite file", () => {
     db.close();
   });
 
-  it("reads a conversation opened before owners were recorded as owned by nobody known", () => {
+  it("reads a conversation opened before owners were recorded as owned by nobody known", async () => {
     const path = join(tempDir(), "bridge.db");
     const first = openSqliteStores(path);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.conversations.setServiceThread(c.id, "thread-1", "U1");
-    first.close();
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.conversations.setServiceThread(c.id, "thread-1", "U1");
+    await first.close();
     const db = openDatabase(path);
     // What the migration leaves on a conversation of an earlier version.
     db.exec("UPDATE conversations SET service_thread_owner = NULL");
     db.close();
     const again = openSqliteStores(path);
-    expect(again.conversations.byId(c.id)).toMatchObject({
+    expect(await again.conversations.byId(c.id)).toMatchObject({
       serviceThreadId: "thread-1",
       serviceThreadOwner: null,
     });
-    again.close();
+    await again.close();
   });
 
-  it("reads turns recorded before the author's team was kept as asked from their own team", () => {
+  it("reads turns recorded before the author's team was kept as asked from their own team", async () => {
     const path = join(tempDir(), "bridge.db");
     const first = openSqliteStores(path, () => 1_000);
-    const c = first.conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "asst");
-    first.turns.create({
+    const c = await first.conversations.ensure(
+      { team: "T", channel: "C", threadTs: "1.1" },
+      "asst",
+    );
+    await first.turns.create({
       conversationId: c.id,
       team: "T",
       channel: "C",
@@ -130,12 +140,12 @@ describe("the SQLite file", () => {
       content: "q",
       notes: [],
     });
-    first.close();
+    await first.close();
     const db = openDatabase(path);
     db.exec("UPDATE turns SET author_team = NULL");
     db.close();
     const again = openSqliteStores(path, () => 2_000);
-    expect(again.turns.byMessage("T", "C", "1.1")?.authorTeam).toBe("T");
-    again.close();
+    expect((await again.turns.byMessage("T", "C", "1.1"))?.authorTeam).toBe("T");
+    await again.close();
   });
 });

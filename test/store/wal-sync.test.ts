@@ -82,7 +82,6 @@ describe("the SQLite log's sync", () => {
       },
     });
     await wal.flush();
-    wal.flushSync();
     expect(syncs).toBe(0);
   });
 });

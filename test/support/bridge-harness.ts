@@ -186,7 +186,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       secrets: configuredSecrets(config),
       destination: captureLogs(logs),
     });
-    const bot = createBot(config, logger, clock);
+    const bot = await createBot(config, logger, clock);
     try {
       const { port, opsPort } = await bot.start();
       return { bot, botUrl: `http://127.0.0.1:${port}`, opsUrl: `http://127.0.0.1:${opsPort}` };

@@ -33,11 +33,11 @@ export class FakeReplies implements ReplyStrategy {
       open: async (view) => {
         this.calls.push({ turnId: target.turnId, call: "open", view });
         if (parts.length > 0) return;
-        recorder.posting(0);
+        await recorder.posting(0);
         if (this.holdOpens) await new Promise<void>((resolve) => this.held.push(resolve));
         if (this.failOpen) throw this.failOpen;
         parts.push(`reply-${target.turnId}`);
-        recorder.parts([...parts]);
+        await recorder.parts([...parts]);
       },
       show: (view) => {
         this.calls.push({ turnId: target.turnId, call: "show", view });

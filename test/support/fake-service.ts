@@ -89,15 +89,15 @@ export class FakeService implements AssistantService {
 
   async startRun(
     threadId: string,
-    body: RunStartBody | (() => RunStartBody),
+    body: RunStartBody | (() => RunStartBody | Promise<RunStartBody>),
     opts?: CallOptions,
   ): Promise<Run> {
     if (this.queuedAhead !== undefined) {
       opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: 1_000 });
     }
     if (opts?.signal?.aborted) throw opts.signal.reason;
-    const sent = typeof body === "function" ? body() : body;
-    opts?.onSend?.({ identity: "shared" });
+    const sent = typeof body === "function" ? await body() : body;
+    await opts?.onSend?.({ identity: "shared" });
     await this.enter({ call: "startRun", threadId, body: sent }, opts?.signal);
     const run: Run = { id: `run-${++this.ids}`, status: "in_progress" };
     this.runs.set(run.id, run);

@@ -63,7 +63,7 @@ export function postgresStores(now: () => number = () => 1_000): Stores {
   const schema = testSchema();
   const stores = openPostgresStores(postgresUrl(), now, { schema, callTimeoutMs: 30_000 });
   // Registered after the drop, and run before it: vitest runs these last registered first.
-  onTestFinished(() => stores.close());
+  onTestFinished(async () => await stores.close());
   return stores;
 }
 

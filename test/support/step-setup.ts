@@ -1,23 +1,23 @@
 import { LiveTurn } from "../../src/bridge/live-turn.js";
 import { TurnReply } from "../../src/bridge/turn-reply.js";
 import type { StepContext } from "../../src/bridge/turn-step.js";
-import { memoryStores } from "../../src/store/memory/stores.js";
+import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { FakeReplies } from "./fake-replies.js";
 import { FakeService } from "./fake-service.js";
 import { ManualClock } from "./manual-clock.js";
 
 /** In-memory stores, a fake service and a turn ready for one step, in a thread "thread-9". */
-export function stepSetup() {
+export async function stepSetup() {
   const clock = new ManualClock();
   const stores = memoryStores(() => clock.now());
   const service = new FakeService();
   const replies = new FakeReplies();
-  const c = stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: "1.1" }, "a");
-  stores.conversations.setServiceThread(c.id, "thread-9", "shared");
+  const c = await stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: "1.1" }, "a");
+  await stores.conversations.setServiceThread(c.id, "thread-9", "shared");
   let n = 0;
-  const turn = (content = "What is up?"): Turn =>
-    stores.turns.create({
+  const turn = async (content = "What is up?"): Promise<Turn> =>
+    (await stores.turns.create({
       conversationId: c.id,
       team: "T1",
       channel: "C1",
@@ -26,17 +26,17 @@ export function stepSetup() {
       user: "U1",
       content,
       notes: [],
-    }) as Turn;
+    })) as Turn;
   /** The context a step gets for `t` (the outage policy gives up at once). */
-  const context = (t: Turn): StepContext => {
+  const context = async (t: Turn): Promise<StepContext> => {
     const live = new LiveTurn(t.id, new TurnReply(replies, stores.turns, t), t.conversationId);
-    const conversation = stores.conversations.byId(c.id) ?? c;
+    const conversation = (await stores.conversations.byId(c.id)) ?? c;
     const outage = { giveUpAfterMs: 0, clock, onRetry: () => {} };
     return { live, conversation, outage, party: t.user };
   };
   /** Brings `t` to `composed` with its own content. */
-  const composed = (t: Turn) =>
-    stores.turns.recordContent(t.id, {
+  const composed = async (t: Turn) =>
+    await stores.turns.recordContent(t.id, {
       serviceContent: t.content,
       contextThroughTs: null,
       notes: [],

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import { type InstallationRow as Row, toInstallation } from "../rows.js";
 import type {
   InstallationKey,
@@ -8,7 +9,7 @@ import type {
 import type { SyncPostgres } from "./sync-client.js";
 
 /** The installations in PostgreSQL, their bot tokens sealed: the database never holds one in clear. */
-export class PostgresInstallationStore implements InstallationStore {
+export class PostgresInstallationStore implements Immediate<InstallationStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import { type LinkedTokenRow as Row, toToken } from "../rows.js";
 import type { LinkedTokenStore, SealedToken } from "../stores.js";
 import type { SyncPostgres } from "./sync-client.js";
@@ -5,7 +6,7 @@ import type { SyncPostgres } from "./sync-client.js";
 const COLUMNS = 'team, "user", sealed, linked_at';
 
 /** The linked tokens in PostgreSQL (BYTEA), sealed: the database never holds a token in clear. */
-export class PostgresLinkedTokenStore implements LinkedTokenStore {
+export class PostgresLinkedTokenStore implements Immediate<LinkedTokenStore> {
   constructor(
     private readonly db: SyncPostgres,
     private readonly now: () => number = Date.now,

@@ -1,16 +1,18 @@
-import type { Stores } from "../stores.js";
-import { PostgresAssistantChoiceStore } from "./assistant-choices.js";
-import { PostgresConversationStore } from "./conversations.js";
+import { promised } from "../immediate.js";
+import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
+import { SqlConversationStore } from "../sql/conversations.js";
+import { SqlFeedbackStore } from "../sql/feedback.js";
+import { SqlLeaseStore } from "../sql/leases.js";
+import { postgresDatabase } from "../sql/postgres-pool.js";
+import { SqlSettingsStore } from "../sql/settings.js";
+import { SqlTurnStore } from "../sql/turns.js";
+import type { InstallationStore, LinkedTokenStore, Stores } from "../stores.js";
 import { describeServer, PostgresOpenError } from "./errors.js";
-import { PostgresFeedbackStore } from "./feedback.js";
 import { PostgresInstallationStore } from "./installations.js";
-import { PostgresLeaseStore } from "./leases.js";
 import { PostgresLinkedTokenStore } from "./linked-tokens.js";
 import { migrate } from "./migrations.js";
 import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
-import { PostgresSettingsStore } from "./settings.js";
 import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
-import { PostgresTurnStore } from "./turns.js";
 
 /**
  * Every store in one PostgreSQL database (its schema created and migrated if needed; see
@@ -34,25 +36,37 @@ export function openPostgresStores(
     throw new PostgresOpenError(where, error);
   }
   const open = db;
+  // The stores moved to the query layer run on a pool of their own (sql/postgres-pool.ts):
+  // awaited, never waited for on the event loop.
+  const queries = postgresDatabase(url, {
+    schema: options.schema,
+    callTimeoutMs: options.callTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+  });
   return {
-    conversations: new PostgresConversationStore(open, now),
-    turns: new PostgresTurnStore(open, now),
-    settings: new PostgresSettingsStore(open, now),
-    feedback: new PostgresFeedbackStore(open, now),
-    linkedTokens: new PostgresLinkedTokenStore(open, now),
-    assistantChoices: new PostgresAssistantChoiceStore(open, now),
-    leases: new PostgresLeaseStore(open, now),
-    installations: new PostgresInstallationStore(open, now),
+    conversations: new SqlConversationStore(queries.db, now),
+    turns: new SqlTurnStore(queries, now),
+    settings: new SqlSettingsStore(queries.db, now),
+    feedback: new SqlFeedbackStore(queries, now),
+    linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),
+    assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
+    leases: new SqlLeaseStore(queries, now),
+    installations: promised<InstallationStore>(new PostgresInstallationStore(open, now)),
     exclusively: (fn) =>
-      open.transaction(() => {
+      open.transactionOf(() => {
         refuseWhileReplicasRun(open, now());
         return fn();
       }),
-    ping: () => open.ping(),
-    // A write that precedes an acknowledgement or a request is waited for (not posted), and
-    // the server has it on its disk when it answers.
+    ping: async () => open.ping(),
+    // Its commits are on the server's disk when it answers.
     durable: async () => undefined,
-    durableNow: () => undefined,
-    close: () => open.close(),
+    close: async () => {
+      try {
+        await queries.db.destroy();
+      } finally {
+        open.close();
+      }
+    },
   };
 }

@@ -185,6 +185,25 @@ export class SyncPostgres {
     }
   }
 
+  /**
+   * As `transaction`, for a `fn` that awaits: every call made until it settles, from
+   * anywhere in the process, runs in the transaction. Only for what runs alone (rotate-key).
+   */
+  async transactionOf<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.session !== undefined) return fn();
+    this.session = this.call({ sql: "BEGIN", params: [] }).session;
+    try {
+      const result = await fn();
+      this.query("COMMIT");
+      return result;
+    } catch (error) {
+      this.rollback();
+      throw error;
+    } finally {
+      this.session = undefined;
+    }
+  }
+
   /** Whether the server answers (opening a new connection if the last one was lost). */
   ping(): boolean {
     try {

@@ -1,3 +1,4 @@
+import type { Immediate } from "../immediate.js";
 import { type InstallationRow as Row, toInstallation } from "../rows.js";
 import type {
   InstallationKey,
@@ -8,7 +9,7 @@ import type {
 import type { Db } from "./db.js";
 
 /** The installations in SQLite, their bot tokens sealed: the file never holds one in clear. */
-export class SqliteInstallationStore implements InstallationStore {
+export class SqliteInstallationStore implements Immediate<InstallationStore> {
   private readonly dropTeamStmt;
   private readonly putStmt;
   private readonly getStmt;

@@ -1,9 +1,10 @@
+import type { Immediate } from "../immediate.js";
 import { type LinkedTokenRow as Row, toToken } from "../rows.js";
 import type { LinkedTokenStore, SealedToken } from "../stores.js";
 import type { Db } from "./db.js";
 
 /** The linked tokens in SQLite, sealed: the file never holds a token in clear. */
-export class SqliteLinkedTokenStore implements LinkedTokenStore {
+export class SqliteLinkedTokenStore implements Immediate<LinkedTokenStore> {
   private readonly getStmt;
   private readonly putStmt;
   private readonly removeStmt;

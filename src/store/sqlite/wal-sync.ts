@@ -1,4 +1,3 @@
-import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
 /**
@@ -47,25 +46,6 @@ export class WalSync {
       () => this.#again(),
     );
     return this.#next;
-  }
-
-  /**
-   * The same, holding the thread: for a record made where nothing can be awaited (a run
-   * start's, as its first byte leaves). One fdatasync, as `synchronous = FULL` would.
-   */
-  flushSync(): void {
-    let fd: number;
-    try {
-      fd = openSync(this.#path, "r+");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw error;
-    }
-    try {
-      fdatasyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
   }
 
   /** Stops the timer, waits for the syncs under way and lets the log go. */

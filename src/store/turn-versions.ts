@@ -1,4 +1,4 @@
-import type { Turn } from "../turn.js";
+import type { Turn } from "./turn.js";
 
 /** A turn as this process last read or wrote it, with the row's `updated_at` then. */
 export interface TurnVersion {

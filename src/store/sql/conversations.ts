@@ -1,0 +1,101 @@
+import type { Kysely } from "kysely";
+import { toConversation } from "../rows.js";
+import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
+import type { Schema } from "./schema.js";
+
+const COLUMNS = [
+  "id",
+  "team",
+  "channel",
+  "thread_ts",
+  "assistant_id",
+  "service_thread_id",
+  "service_thread_owner",
+  "passed_through_ts",
+] as const;
+
+/** The conversations in SQL (SQLite or PostgreSQL): one per Slack thread (its unique key). */
+export class SqlConversationStore implements ConversationStore {
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async find(key: ConversationKey): Promise<Conversation | undefined> {
+    const row = await this.db
+      .selectFrom("conversations")
+      .select(COLUMNS)
+      .where("team", "=", key.team)
+      .where("channel", "=", key.channel)
+      .where("thread_ts", "=", key.threadTs)
+      .executeTakeFirst();
+    return row && toConversation(row);
+  }
+
+  async byId(id: number): Promise<Conversation | undefined> {
+    const row = await this.db
+      .selectFrom("conversations")
+      .select(COLUMNS)
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row && toConversation(row);
+  }
+
+  async byServiceThread(serviceThreadId: string): Promise<Conversation | undefined> {
+    const row = await this.db
+      .selectFrom("conversations")
+      .select(COLUMNS)
+      .where("service_thread_id", "=", serviceThreadId)
+      .limit(1)
+      .executeTakeFirst();
+    return row && toConversation(row);
+  }
+
+  /**
+   * The thread's conversation, made if new. Another replica may record the same thread at the
+   * same moment: the insert then does nothing (the thread's unique key), and the read that
+   * follows finds that replica's row.
+   */
+  async ensure(key: ConversationKey, assistantId: string): Promise<Conversation> {
+    const created = await this.db
+      .insertInto("conversations")
+      .values({
+        team: key.team,
+        channel: key.channel,
+        thread_ts: key.threadTs,
+        assistant_id: assistantId,
+        created_at: this.now(),
+      })
+      .onConflict((conflict) => conflict.columns(["team", "channel", "thread_ts"]).doNothing())
+      .returning(COLUMNS)
+      .executeTakeFirst();
+    if (created) return toConversation(created);
+    const found = await this.find(key);
+    if (!found) throw new Error("the conversation was neither recorded nor found");
+    return found;
+  }
+
+  /** Set once: the write holds only while no service thread is set (a second keeps the first). */
+  async setServiceThread(
+    id: number,
+    serviceThreadId: string,
+    owner: string | null,
+  ): Promise<Conversation | undefined> {
+    const set = await this.db
+      .updateTable("conversations")
+      .set({ service_thread_id: serviceThreadId, service_thread_owner: owner })
+      .where("id", "=", id)
+      .where("service_thread_id", "is", null)
+      .returning(COLUMNS)
+      .executeTakeFirst();
+    return set ? toConversation(set) : this.byId(id);
+  }
+
+  async setPassedThrough(id: number, ts: string): Promise<void> {
+    await this.db
+      .updateTable("conversations")
+      .set({ passed_through_ts: ts })
+      .where("id", "=", id)
+      .execute();
+  }
+}

@@ -1,0 +1,27 @@
+import type { Kysely, RawBuilder } from "kysely";
+import type { Schema } from "./schema.js";
+
+/**
+ * What differs between the two databases, as values rather than as second copies of the
+ * statements: every store builds its statements once, over `db`, and asks this for the rest.
+ */
+export interface SqlDatabase {
+  db: Kysely<Schema>;
+  /**
+   * The column that orders turns recorded in the same millisecond by arrival: SQLite's
+   * `rowid`, PostgreSQL's `seq` (an identity column: it has no rowid).
+   */
+  arrival: "rowid" | "seq";
+  /**
+   * The table clause a person's unfinished turns are counted from (the queue limit): SQLite
+   * is told the partial index of unfinished turns by person (`INDEXED BY`), since
+   * turns_by_asker matches the same (team, user) and holds every turn ever asked;
+   * PostgreSQL's planner needs no hint.
+   */
+  unfinishedByPerson: RawBuilder<unknown>;
+  /**
+   * After a purge that changed rows. SQLite: the WAL emptied (sqlite/db.ts truncateWal), so
+   * it keeps no page image of the texts removed; PostgreSQL: nothing (its operator's VACUUM).
+   */
+  afterPurge(): Promise<void>;
+}

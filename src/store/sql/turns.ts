@@ -1,0 +1,296 @@
+import { randomUUID } from "node:crypto";
+import { type Insertable, sql } from "kysely";
+import type { TurnStore } from "../stores.js";
+import {
+  applyTurnEvent,
+  IllegalTransition,
+  type NewTurn,
+  receivedTurn,
+  type Turn,
+  type TurnEvent,
+} from "../turn.js";
+import { TurnEvents } from "../turn-events.js";
+import { CHANGEABLE, type TurnRow, toChange, toNewRow, toTurn } from "../turn-rows.js";
+import { type TurnVersion, TurnVersions } from "../turn-versions.js";
+import type { SqlDatabase } from "./dialect.js";
+import type { TurnsTable } from "./schema.js";
+
+/**
+ * Written into the statement, not bound: the partial indexes hold only unfinished (or only
+ * finished) turns, and a planner uses one only when it sees the query asks for those alone.
+ */
+const FINISHED = sql.lit("finished" as const);
+
+/**
+ * The turns in SQL (SQLite or PostgreSQL). Every transition is checked by the state machine,
+ * then written whole, only if nobody wrote the turn since it was read (`apply`): a
+ * compare-and-set on the row's state and `updated_at`, never a transaction held across an
+ * await.
+ */
+export class SqlTurnStore extends TurnEvents implements TurnStore {
+  private readonly versions = new TurnVersions();
+  /**
+   * The transition of each turn under way in this process, so the next one starts after it:
+   * a turn's runner and its reply (which records its messages while the steps go on) write
+   * the same row, and each write is computed from the version before it. Other replicas'
+   * writes are what the compare-and-set is for.
+   */
+  private readonly writing = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly sqlDb: SqlDatabase,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+  }
+
+  private get db() {
+    return this.sqlDb.db;
+  }
+
+  /** Arrival order: created_at, then the dialect's arrival column. */
+  private get arrival() {
+    return sql.ref(this.sqlDb.arrival);
+  }
+
+  async create(input: NewTurn): Promise<Turn | undefined> {
+    const turn = receivedTurn(input, randomUUID(), this.now());
+    const row = toNewRow(turn);
+    const inserted = await this.db
+      .insertInto("turns")
+      .values({ ...row, state: "received", updated_at: turn.createdAt } as Insertable<TurnsTable>)
+      .onConflict((conflict) => conflict.columns(["team", "channel", "message_ts"]).doNothing())
+      .returning("id")
+      .executeTakeFirst();
+    // The turn as inserted, not read back: undefined when another delivery of this Slack
+    // message (a retry, another replica's) recorded it first.
+    if (!inserted) return undefined;
+    this.versions.keep({ turn, updatedAt: turn.createdAt });
+    return turn;
+  }
+
+  async byId(id: string): Promise<Turn | undefined> {
+    const row = await this.db
+      .selectFrom("turns")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row && toTurn(row as TurnRow);
+  }
+
+  async byMessage(team: string, channel: string, messageTs: string): Promise<Turn | undefined> {
+    const row = await this.db
+      .selectFrom("turns")
+      .selectAll()
+      .where("team", "=", team)
+      .where("channel", "=", channel)
+      .where("message_ts", "=", messageTs)
+      .executeTakeFirst();
+    return row && toTurn(row as TurnRow);
+  }
+
+  unfinished(): Promise<Turn[]> {
+    return this.many(
+      this.db
+        .selectFrom("turns")
+        .selectAll()
+        .where("state", "<>", FINISHED)
+        .orderBy("created_at")
+        .orderBy(this.arrival),
+    );
+  }
+
+  unfinishedIn(conversationId: number): Promise<Turn[]> {
+    return this.many(
+      this.db
+        .selectFrom("turns")
+        .selectAll()
+        .where("conversation_id", "=", conversationId)
+        .where("state", "<>", FINISHED)
+        .orderBy("created_at")
+        .orderBy(this.arrival),
+    );
+  }
+
+  async unfinishedInAny(conversationIds: readonly number[]): Promise<Turn[]> {
+    if (conversationIds.length === 0) return [];
+    return this.many(
+      this.db
+        .selectFrom("turns")
+        .selectAll()
+        .where("conversation_id", "in", [...conversationIds])
+        .where("state", "<>", FINISHED)
+        .orderBy("conversation_id")
+        .orderBy("created_at")
+        .orderBy(this.arrival),
+    );
+  }
+
+  activeFor(team: string, channel: string, user: string): Promise<Turn[]> {
+    return this.many(
+      this.db
+        .selectFrom("turns")
+        .selectAll()
+        .where("team", "=", team)
+        .where("channel", "=", channel)
+        .where("user", "=", user)
+        .where("state", "<>", FINISHED)
+        .orderBy("created_at")
+        .orderBy(this.arrival),
+    );
+  }
+
+  async unfinishedCountBy(team: string, user: string): Promise<number> {
+    // One statement for both; only its table clause is the dialect's (sql/dialect.ts).
+    const { rows } = await sql<{ n: number | string }>`SELECT COUNT(*) AS n
+      FROM ${this.sqlDb.unfinishedByPerson}
+      WHERE team = ${team} AND "user" = ${user} AND state <> 'finished'`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async conversationsAskedIn(team: string, user: string): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom("turns")
+      .select("conversation_id as id")
+      .distinct()
+      .where("team", "=", team)
+      .where("user", "=", user)
+      .orderBy("conversation_id")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  async serviceMessageIds(conversationId: number): Promise<Set<string>> {
+    const rows = await this.db
+      .selectFrom("turns")
+      .select("service_message_id as id")
+      .where("conversation_id", "=", conversationId)
+      .where("service_message_id", "is not", null)
+      .execute();
+    return new Set(rows.map((r) => r.id as string));
+  }
+
+  async requestStop(id: string, user: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("turns")
+      .set((eb) => ({ stop_requested_by: eb.fn.coalesce("stop_requested_by", eb.val(user)) }))
+      .where("id", "=", id)
+      .where("state", "<>", FINISHED)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * A finished turn is never written again (every event is illegal there), so a purge is
+   * final; `updated_at` is when it finished. The condition stands again outside the subquery
+   * so that a turn purged by another replica at the same moment is not counted twice.
+   */
+  async purgeTexts(finishedBefore: number, limit: number): Promise<number> {
+    const due = this.db
+      .selectFrom("turns")
+      .select("id")
+      .where("state", "=", FINISHED)
+      .where("texts_purged_at", "is", null)
+      .where("updated_at", "<", finishedBefore)
+      .orderBy("updated_at")
+      .limit(limit);
+    const result = await this.db
+      .updateTable("turns")
+      .set({
+        content: "",
+        service_content: null,
+        notes: "[]",
+        error: null,
+        texts_purged_at: this.now(),
+      })
+      .where("texts_purged_at", "is", null)
+      .where("id", "in", due)
+      .executeTakeFirst();
+    const purged = Number(result.numUpdatedRows);
+    if (purged > 0) await this.sqlDb.afterPurge();
+    return purged;
+  }
+
+  /**
+   * A write that takes effect only if the row is still the version it was computed from (its
+   * state and `updated_at`, which every write moves forward). The version is the one this
+   * process last wrote (turn-versions.ts): one round trip. Without one, or when the row has
+   * moved on since, the row is read first: two. Should another writer have written the turn
+   * in between (a replica whose lease lapsed in a stall, a stop), the write is refused like
+   * any transition the state no longer allows, never reported as done.
+   */
+  protected apply(id: string, event: TurnEvent): Promise<Turn> {
+    const before = this.writing.get(id) ?? Promise.resolve();
+    const next = before.then(
+      () => this.applyNow(id, event),
+      () => this.applyNow(id, event),
+    );
+    const settled = next.catch(() => undefined);
+    this.writing.set(id, settled);
+    void settled.then(() => {
+      if (this.writing.get(id) === settled) this.writing.delete(id);
+    });
+    return next;
+  }
+
+  private async applyNow(id: string, event: TurnEvent): Promise<Turn> {
+    const known = this.versions.get(id);
+    if (known) {
+      const written = await this.writeKnown(known, event);
+      if (written) return written;
+      this.versions.forget(id);
+    }
+    const row = await this.db
+      .selectFrom("turns")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (!row) throw new Error(`turn ${id} does not exist`);
+    const current = { turn: toTurn(row as TurnRow), updatedAt: row.updated_at };
+    const written = await this.write(current, event);
+    if (!written) throw new IllegalTransition(id, current.turn.state, event.type);
+    return written;
+  }
+
+  /** As write, from the version kept; undefined too when that version does not allow `event`. */
+  private async writeKnown(known: TurnVersion, event: TurnEvent): Promise<Turn | undefined> {
+    try {
+      return await this.write(known, event);
+    } catch (error) {
+      // The row may have moved on to a state that does allow it: read, and decide from that.
+      if (error instanceof IllegalTransition) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The turn after `event`, written if the row is still `current`; undefined if it is not. A
+   * stop asked through another replica is not a version of its own (requestStop): it is read
+   * back with the write.
+   */
+  private async write(current: TurnVersion, event: TurnEvent): Promise<Turn | undefined> {
+    const next = applyTurnEvent(current.turn, event);
+    const change = toChange(next);
+    const updatedAt = Math.max(this.now(), current.updatedAt + 1);
+    const row = await this.db
+      .updateTable("turns")
+      .set({
+        ...(Object.fromEntries(CHANGEABLE.map((c) => [c, change[c]])) as Partial<TurnsTable>),
+        updated_at: updatedAt,
+      })
+      .where("id", "=", current.turn.id)
+      .where("state", "=", current.turn.state)
+      .where("updated_at", "=", current.updatedAt)
+      .returning("stop_requested_by")
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const written = { ...next, stopRequestedBy: row.stop_requested_by };
+    this.versions.keep({ turn: written, updatedAt });
+    return written;
+  }
+
+  private async many(query: { execute(): Promise<unknown[]> }): Promise<Turn[]> {
+    const rows = (await query.execute()) as TurnRow[];
+    return rows.map(toTurn);
+  }
+}
