@@ -1,5 +1,12 @@
 import { type FileHandle, open } from "node:fs/promises";
 
+export interface WalSyncOptions {
+  /** How often the log is synced whether or not anyone waits, ms; default 200. */
+  everyMs?: number;
+  /** How the open log is synced; default its fdatasync (tests count the syncs). */
+  sync?: (log: FileHandle) => Promise<void>;
+}
+
 /**
  * Brings the SQLite file's log (its WAL) to the disk without holding the event loop. The
  * database commits with `synchronous = NORMAL`: a commit is in the operating system's hands
@@ -11,13 +18,6 @@ import { type FileHandle, open } from "node:fs/promises";
  * event loop goes on. A timer flushes every `everyMs` too, so that no other write waits in the
  * cache for long.
  */
-export interface WalSyncOptions {
-  /** How often the log is synced whether or not anyone waits, ms; default 200. */
-  everyMs?: number;
-  /** How the open log is synced; default its fdatasync (tests count the syncs). */
-  sync?: (log: FileHandle) => Promise<void>;
-}
-
 export class WalSync {
   readonly #path: string;
   readonly #syncFile: (log: FileHandle) => Promise<void>;
