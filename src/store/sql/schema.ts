@@ -1,6 +1,7 @@
 import type { Generated } from "kysely";
+import type { InstallationRow } from "../rows.js";
 import type { FeedbackValue } from "../stores.js";
-import type { TurnOutcome, TurnState } from "../turn.js";
+import type { TurnRow } from "../turn-rows.js";
 
 /**
  * The tables as the query layer (Kysely) sees them, the same in SQLite and PostgreSQL: one
@@ -64,34 +65,8 @@ export interface ConversationsTable {
   created_at: number;
 }
 
-/** A turn's row (store/turn-rows.ts maps it): lists and settings are JSON text in both. */
-export interface TurnsTable {
-  id: string;
-  conversation_id: number;
-  team: string;
-  channel: string;
-  thread_ts: string;
-  message_ts: string;
-  user: string;
-  /** Null on SQLite turns recorded before the author's team was kept. */
-  author_team: string | null;
-  content: string;
-  notes: string;
-  state: TurnState;
-  outcome: TurnOutcome | null;
-  service_content: string | null;
-  context_through_ts: string | null;
-  service_message_id: string | null;
-  run_id: string | null;
-  settings: string | null;
-  run_started_at: number | null;
-  reply_post_attempted: number;
-  reply_ts: string | null;
-  reply_parts: string;
-  model_used: string | null;
-  error: string | null;
-  stop_requested_by: string | null;
-  created_at: number;
+/** A turn's row as store/turn-rows.ts maps it, and the two columns only the database reads. */
+export interface TurnsTable extends TurnRow {
   updated_at: number;
   texts_purged_at: number | null;
 }
@@ -102,20 +77,7 @@ export interface ConversationLeasesTable {
   expires_at: number;
 }
 
-export interface InstallationsTable {
-  enterprise: string;
-  team: string;
-  team_name: string | null;
-  enterprise_name: string | null;
-  app_id: string | null;
-  bot_user_id: string;
-  bot_id: string;
-  /** The scopes, comma-separated. */
-  bot_scopes: string;
-  sealed_bot_token: Buffer;
-  installer_user_id: string | null;
-  installed_at: number;
-}
+export type InstallationsTable = InstallationRow;
 
 export interface WorkspaceOrgsTable {
   team: string;
