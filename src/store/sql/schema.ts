@@ -1,5 +1,5 @@
 import type { Generated } from "kysely";
-import type { InstallationRow } from "../rows.js";
+import type { ConversationRow, InstallationRow } from "../rows.js";
 import type { FeedbackValue } from "../stores.js";
 import type { TurnRow } from "../turn-rows.js";
 
@@ -52,16 +52,10 @@ export interface LinkedTokensTable {
   linked_at: number;
 }
 
-export interface ConversationsTable {
+/** A conversation's row (rows.ts maps it), its id made by the database, and when it was made. */
+export interface ConversationsTable extends Omit<ConversationRow, "id"> {
   /** Generated: SQLite's INTEGER PRIMARY KEY, PostgreSQL's identity. */
   id: Generated<number>;
-  team: string;
-  channel: string;
-  thread_ts: string;
-  assistant_id: string;
-  service_thread_id: string | null;
-  service_thread_owner: string | null;
-  passed_through_ts: string | null;
   created_at: number;
 }
 
