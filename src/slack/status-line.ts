@@ -61,14 +61,21 @@ export class StatusLine {
 
   /**
    * Turn `turnId`'s reply posted in `thread`, which clears Slack's status line: nothing more is
-   * said while that turn leads, and what still waited to be said is dropped.
+   * said while that turn leads, and what still waited to be said is dropped. Words already on
+   * their way may land after the post and show again: they are cleared once they have.
    */
   posted(thread: SlackThread, turnId: string): void {
     const board = this.boards.get(threadKey(thread));
     if (!board?.turns.has(turnId)) return;
     board.replied.add(turnId);
     board.said = "";
-    this.signals.cleared(thread.team, threadKey(thread));
+    if (!this.signals.cleared(thread.team, threadKey(thread))) return;
+    const { channel, threadTs, team } = thread;
+    void this.signals.set(team, threadKey(thread), {
+      channel_id: channel,
+      thread_ts: threadTs,
+      ...CLEARED,
+    });
   }
 
   private say(board: Board): void {

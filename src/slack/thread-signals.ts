@@ -212,13 +212,15 @@ export class ThreadSignals<P> {
   /**
    * Slack no longer shows the value of `key` (a reply in the thread clears its status line):
    * a value still waiting to be sent is dropped (nobody would see it: its callers learn it did
-   * not land), and the one Slack showed is no longer refreshed.
+   * not land), and the one Slack showed is no longer refreshed. True when a value was already
+   * on its way: it may land after the clear, and Slack then shows it again.
    */
-  cleared(team: string, key: string): void {
+  cleared(team: string, key: string): boolean {
     const lane = this.lanes.find(team, key);
-    if (!lane) return;
+    if (!lane) return false;
     lane.shown = undefined;
     lane.settleWanted(false);
+    return lane.sending !== undefined;
   }
 
   close(): void {

@@ -5,7 +5,7 @@ import { statusWords } from "../../src/slack/status-words.js";
 import type { ThreadStatusArgs } from "../../src/slack/web-api.js";
 
 /** The status line over a recorder of what it asks Slack to show. */
-function setup() {
+function setup(onItsWay = false) {
   const said: { key: string; args: ThreadStatusArgs }[] = [];
   const cleared: string[] = [];
   const line = new StatusLine({
@@ -15,6 +15,7 @@ function setup() {
     },
     cleared: (_team, key) => {
       cleared.push(key);
+      return onItsWay;
     },
   });
   const thread = { team: "T1", channel: "C1", threadTs: "1.1" };
@@ -138,5 +139,16 @@ describe("the status line of a thread", () => {
       "is reading the thread…",
     ]);
     expect(cleared).toEqual(["C1\u00001.1", "C1\u00001.1"]);
+  });
+
+  it("clears again words that were on their way when the reply posted", () => {
+    const { line, thread, said } = setup(true);
+    line.show(thread, "t1", view({ kind: "starting" }));
+    line.posted(thread, "t1");
+    line.show(thread, "t1", view({ kind: "working" }, "words"));
+    expect(said.map((s) => s.args)).toEqual([
+      { channel_id: "C1", thread_ts: "1.1", ...statusWords(view({ kind: "starting" })) },
+      { channel_id: "C1", thread_ts: "1.1", status: "" },
+    ]);
   });
 });

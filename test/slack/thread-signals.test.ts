@@ -125,6 +125,20 @@ describe("thread signals", () => {
     expect(sent.map((s) => [s.status, s.at])).toEqual([["thinking", 0]]);
   });
 
+  it("says when Slack cleared a key while a value was on its way (it may land after)", async () => {
+    let land: () => void = () => undefined;
+    const { signals, set, clock } = setup({
+      send: () => new Promise<void>((resolve) => (land = resolve)),
+    });
+    expect(signals.cleared("T1", "1.1")).toBe(false);
+    const landed = set("thinking");
+    await clock.advance(0);
+    expect(signals.cleared("T1", "1.1")).toBe(true);
+    land();
+    expect(await landed).toBe(true);
+    expect(signals.cleared("T1", "1.1")).toBe(false);
+  });
+
   it("waits out a 429, retries a 5xx twice, then lets the value go", async () => {
     const { clock, sent, failed, set } = setup({}, (_p, i) => {
       if (i === 0) return new WebAPIRateLimitedError(3);
