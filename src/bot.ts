@@ -155,6 +155,7 @@ export async function createBot(
     service: service.service,
     replies: slack.replies,
     history: slack.history,
+    files: slack.files,
     assistantFor: (inbound) => people.assistants.forNewConversation(inbound),
     onTurnFinished: (turn) => tellLinkProblem(turn),
   });

@@ -64,7 +64,12 @@ export const SETTINGS = {
   SERVICE_OUTAGE_SECONDS: { parse: kind.seconds(), default: "120" },
   MAX_QUEUED_TURNS_PER_PERSON: { parse: kind.wholeNumber(1, 1000), default: "5" },
   SHUTDOWN_GRACE_SECONDS: { parse: kind.seconds(0, 3600), default: "10" },
-  THREAD_CONTEXT_CHARS: { parse: kind.offOrAtLeast(500, 200_000), default: "12000" },
+  THREAD_CONTEXT_CHARS: { parse: kind.offOrAtLeast(500, 200_000), default: "40000" },
+  FILE_MAX_BYTES: { parse: kind.wholeNumber(1, 100 * 1_048_576), default: String(10 * 1_048_576) },
+  MESSAGE_FILES_MAX_BYTES: {
+    parse: kind.wholeNumber(1, 500 * 1_048_576),
+    default: String(20 * 1_048_576),
+  },
   SUGGESTED_PROMPTS: {
     parse: suggestedPrompts,
     default: JSON.stringify(DEFAULT_SUGGESTED_PROMPTS),

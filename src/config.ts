@@ -110,8 +110,21 @@ export function loadConfig(env: Env = process.env) {
       maxQueuedTurnsPerPerson: v.MAX_QUEUED_TURNS_PER_PERSON,
       /** On SIGTERM, how long answers being written may take to finish, ms. */
       shutdownGraceMs: v.SHUTDOWN_GRACE_SECONDS,
-      /** Most characters of a thread's earlier messages passed on before a question; 0: none. */
+      /**
+       * Most characters of a thread's earlier messages and of shared files passed on before a
+       * question; 0: none.
+       */
       threadContextChars: v.THREAD_CONTEXT_CHARS,
+    },
+    files: {
+      /** Largest file read, bytes. */
+      maxFileBytes: v.FILE_MAX_BYTES,
+      /** Most bytes read for one question, its own files and its thread's together. */
+      maxQuestionBytes: v.MESSAGE_FILES_MAX_BYTES,
+      /** The longest a PDF's text may take to read, ms. */
+      pdfTimeoutMs: 20_000,
+      /** The longest one download may take, ms. */
+      downloadTimeoutMs: 30_000,
     },
     people,
     /** Slack's agent surface: the prompts offered in the app's Messages tab (none: none offered). */

@@ -28,7 +28,11 @@ describe("loadConfig", () => {
     expect(config.service.baseUrl).toBe("http://127.0.0.1:8787");
     expect(config.databasePath).toBe("./data/bridge.db");
     expect(config.logLevel).toBe("info");
-    expect(config.limits.threadContextChars).toBe(12_000);
+    expect(config.limits.threadContextChars).toBe(40_000);
+    expect(config.files).toMatchObject({
+      maxFileBytes: 10 * 1_048_576,
+      maxQuestionBytes: 20 * 1_048_576,
+    });
   });
 
   it("streams answers where it can by default, within Tier 2 and Tier 4, and reads SLACK_STREAMING", () => {
@@ -55,6 +59,14 @@ describe("loadConfig", () => {
       4_000,
     );
     expect(loadConfig({ ...base, THREAD_CONTEXT_CHARS: "0" }).limits.threadContextChars).toBe(0);
+  });
+
+  it("reads the file limits in bytes, and refuses one that is not a size", () => {
+    const config = loadConfig({ ...base, FILE_MAX_BYTES: "1000", MESSAGE_FILES_MAX_BYTES: "5000" });
+    expect(config.files).toMatchObject({ maxFileBytes: 1_000, maxQuestionBytes: 5_000 });
+    expect(() => loadConfig({ ...base, FILE_MAX_BYTES: "10MB" })).toThrow(
+      "FILE_MAX_BYTES must be a whole number",
+    );
   });
 
   it("reads RETENTION_DAYS, 30 days by default, as milliseconds", () => {

@@ -51,9 +51,6 @@ export interface BridgeDeps {
   durable?: () => Promise<void>;
 }
 
-const FILES_NOTE =
-  "Files and images aren't passed on to the assistant; it answered your text only.";
-
 /**
  * The core: decides whether a Slack message is answered, records it as a turn before any
  * work starts, and works turns one at a time per conversation. With several replicas on one
@@ -136,7 +133,8 @@ export class Bridge {
       // A refused question is never answered, so nothing of what it says is kept: its row
       // only recognises a Slack retry of the message.
       content: overLimit ? "" : inbound.text,
-      notes: !overLimit && inbound.hasFiles ? [FILES_NOTE] : [],
+      files: overLimit ? [] : inbound.files,
+      notes: [],
     });
     // On the disk before Slack is told it arrived (a power cut must not lose it); a retry's
     // first delivery may still be on its way there.

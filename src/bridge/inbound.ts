@@ -1,3 +1,5 @@
+import type { SharedFile } from "../files/kinds.js";
+
 /**
  * The one normalized shape every Slack entry point produces. Listeners build it,
  * the bridge records and answers it; nothing else about Slack reaches the bridge.
@@ -23,8 +25,8 @@ export interface Inbound {
   authorTeam?: string;
   /** Readable plain text for the service: bot mention removed, markup made readable, trimmed. */
   text: string;
-  /** The message carried files or images (they are not passed on). */
-  hasFiles: boolean;
+  /** The files the message carried, as Slack described them: read when the turn runs. */
+  files: SharedFile[];
   /** The bot was @mentioned (an `app_mention`, or its mention in the text). */
   mentioned: boolean;
 }

@@ -1,3 +1,5 @@
+import type { SharedFile } from "../files/kinds.js";
+import type { ReadFiles } from "../files/reader.js";
 import type { RunSettings } from "../store/stores.js";
 
 /**
@@ -197,8 +199,8 @@ export interface ThreadMessage {
   author: string;
   /** Readable text: mentions as `@name`, links as `label (url)`, entities decoded. */
   text: string;
-  /** Names of attached files (their content is never passed on). */
-  files: string[];
+  /** The files shared with it, as Slack described them. */
+  files: SharedFile[];
   /** Written by this bot (its replies, a question it posted): never passed on. */
   bySelf: boolean;
   /**
@@ -220,6 +222,12 @@ export interface ThreadHistoryRequest {
   after: string | null;
   /** The person asking, whose display name the question is labelled with. */
   asker: string;
+}
+
+/** Reads the files shared with a question as text; the Slack side downloads them (files/). */
+export interface SharedFilesReader {
+  /** Never rejects: a file that cannot be read is in `unread`, with why. */
+  read(team: string, files: readonly SharedFile[], signal?: AbortSignal): Promise<ReadFiles>;
 }
 
 /** Reads a thread's messages; the Slack side implements it on conversations.replies. */

@@ -1,3 +1,5 @@
+import { type FileText, fitFiles } from "../files/fit.js";
+import { fileName } from "../files/kinds.js";
 import type { ThreadMessage, Withheld } from "./ports.js";
 
 /**
@@ -14,13 +16,17 @@ import type { ThreadMessage, Withheld } from "./ports.js";
  *   its author nor its files are named.
  * - Over `budgetChars`, the first of those messages and the most recent ones are kept, and
  *   a line in between says how many were left out.
- * - With nothing unseen the content is the question alone, exactly as the person wrote it.
+ * - The text of the files read for the question share that budget, after the messages: the
+ *   messages keep at least a quarter of it, or all the files leave; the files fill the rest
+ *   in the order given (the question's own first), a long one cut to its beginning.
+ * - With nothing unseen and no file the content is the question alone, exactly as the
+ *   person wrote it.
  */
 export interface ThreadContextInput {
   /** The person's question, already readable and trimmed. */
   question: string;
-  /** The asker's display name, which labels the question. */
-  askerName: string;
+  /** The asker's display name, which labels the question; undefined when not looked up. */
+  askerName: string | undefined;
   /** The thread's messages (any order; they are sorted by ts). */
   messages: readonly ThreadMessage[];
   /** The question's own ts: messages from then on are not context. */
@@ -34,6 +40,8 @@ export interface ThreadContextInput {
    * line counting withheld messages is outside it (it is short, and quotes nothing).
    */
   budgetChars: number;
+  /** The text of the files read for the question, most important first; default none. */
+  files?: readonly FileText[];
 }
 
 export interface ThreadContext {
@@ -45,6 +53,9 @@ export interface ThreadContext {
   leftOut: number;
   /** How many unseen messages were withheld, by why: their authors are not answered. */
   withheld: Record<Withheld, number>;
+  /** Names of files cut to their beginning, and of files left out, for want of room. */
+  filesCut: string[];
+  filesLeftOut: string[];
 }
 
 /**
@@ -92,7 +103,7 @@ export function renderMessage(message: ThreadMessage): string {
     .map((line) => line.trimEnd())
     .join("\n")
     .trim();
-  const files = message.files.map((name) => `[file: ${name}]`).join(" ");
+  const files = message.files.map((file) => `[file: ${fileName(file)}]`).join(" ");
   const body = [text, files].filter((part) => part !== "").join(text.includes("\n") ? "\n" : " ");
   return `${message.author}: ${body.replace(/\n/g, "\n  ")}`;
 }
@@ -148,36 +159,58 @@ export function fitToBudget(
   return { lines, included: 1 + recent.length, leftOut };
 }
 
-/** The service message for a turn: the unseen thread, then the question, clearly apart. */
+/** The service message for a turn: the unseen thread, its files, then the question, clearly apart. */
 export function composeThreadContext(input: ThreadContextInput): ThreadContext {
   const withheld: Record<Withheld, number> = { refused: 0, unchecked: 0 };
-  if (input.budgetChars <= 0) return { content: input.question, included: 0, leftOut: 0, withheld };
-  const unseen = unseenMessages(input);
+  const files = input.files ?? [];
+  const budget = Math.max(0, input.budgetChars);
+  const unseen = budget > 0 ? unseenMessages(input) : [];
   const passable: ThreadMessage[] = [];
   for (const m of unseen) {
     if (m.withheld === undefined) passable.push(m);
     else withheld[m.withheld] += 1;
   }
-  const fitted = fitToBudget(passable, input.budgetChars);
+  const fitted = fitToBudget(passable, messagesBudget(budget, files));
   const { included, leftOut } = fitted;
   const lines = [...fitted.lines];
   for (const reason of ["refused", "unchecked"] as const) {
     if (withheld[reason] > 0) lines.push(withheldLine(reason, withheld[reason]));
   }
-  if (lines.length === 0) return { content: input.question, included: 0, leftOut, withheld };
-  const heading =
-    input.passedThrough === null
-      ? "Earlier messages in this Slack thread, oldest first:"
-      : "Messages written in this Slack thread since the last question, oldest first:";
+  const used = fitted.lines.reduce((n, line) => n + line.length + 1, 0);
+  const shared = fitFiles(files, budget - used);
+  const filesCut = shared.cut;
+  const filesLeftOut = shared.leftOut;
+  const parts: string[] = [];
+  if (lines.length > 0) {
+    const heading =
+      input.passedThrough === null
+        ? "Earlier messages in this Slack thread, oldest first:"
+        : "Messages written in this Slack thread since the last question, oldest first:";
+    parts.push(heading, "", ...lines, "");
+  }
+  if (shared.text !== "") parts.push(FILES_HEADING, "", shared.text, "");
+  if (parts.length === 0) {
+    return { content: input.question, included, leftOut, withheld, filesCut, filesLeftOut };
+  }
   const content = [
-    heading,
-    "",
-    ...lines,
-    "",
+    ...parts,
     QUESTION_RULE,
     "",
-    `Question from ${input.askerName}:`,
+    input.askerName === undefined ? "Question:" : `Question from ${input.askerName}:`,
     input.question,
   ].join("\n");
-  return { content, included, leftOut, withheld };
+  return { content, included, leftOut, withheld, filesCut, filesLeftOut };
+}
+
+const FILES_HEADING =
+  "Files shared with the question and in this thread, the question's own first:";
+
+/**
+ * How much of the budget the thread's messages may take: all of it without files; with
+ * files, what the whole files leave, but never less than a quarter.
+ */
+function messagesBudget(budget: number, files: readonly FileText[]): number {
+  if (files.length === 0) return budget;
+  const whole = files.reduce((n, f) => n + f.text.length + 2 * f.name.length + 60, 0);
+  return Math.min(budget, Math.max(Math.floor(budget / 4), budget - whole));
 }

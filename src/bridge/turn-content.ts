@@ -1,7 +1,16 @@
+import { fileName } from "../files/kinds.js";
+import { fileNotes } from "../files/notes.js";
+import type { ReadFiles } from "../files/reader.js";
 import type { Conversation, ConversationStore, TurnStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
-import type { BridgeLogger, ThreadHistory, Withheld } from "./ports.js";
-import { compareTs, composeThreadContext } from "./thread-context.js";
+import type {
+  BridgeLogger,
+  SharedFilesReader,
+  ThreadHistory,
+  ThreadMessage,
+  Withheld,
+} from "./ports.js";
+import { compareTs, composeThreadContext, unseenMessages } from "./thread-context.js";
 import type { StepContext } from "./turn-step.js";
 
 export interface TurnContentOptions {
@@ -10,9 +19,27 @@ export interface TurnContentOptions {
   turns: TurnStore;
   conversations: ConversationStore;
   logger: BridgeLogger;
-  /** Most characters of earlier thread messages put before a question; 0 turns it off. */
+  /**
+   * Most characters of earlier thread messages and shared files put before a question; 0
+   * passes the question alone.
+   */
   budgetChars: number;
+  /** Reads the files shared with a question; without it no file is read (each is noted). */
+  files?: SharedFilesReader;
 }
+
+/** What the thread gave the composition. */
+interface ThreadRead {
+  messages: ThreadMessage[];
+  askerName: string | undefined;
+  /** ts of the thread's messages that reach the service as questions of their own. */
+  questions: Set<string>;
+  notes: string[];
+  /** The ts the composed text carries the thread up to (TurnContent.posted); null: none read. */
+  through: string | null;
+}
+
+const NOT_READ = "this bot does not read files";
 
 export const HISTORY_NOTE =
   "I couldn't read this thread's earlier messages, so the assistant saw only your question.";
@@ -76,13 +103,48 @@ export class TurnContent {
     conversation: Conversation,
     signal: AbortSignal | undefined,
   ): Promise<{ content: string; through: string | null; notes: string[] }> {
-    const { history, budgetChars, logger } = this.options;
     const passedThrough = conversation.passedThroughTs;
+    const thread = await this.readThread(turn, passedThrough, signal);
+    const files = await this.readFiles(turn, thread, passedThrough, signal);
+    const context = composeThreadContext({
+      question: turn.content,
+      askerName: thread.askerName,
+      messages: thread.messages,
+      questionTs: turn.messageTs,
+      passedThrough,
+      questions: thread.questions,
+      budgetChars: this.options.budgetChars,
+      files: files.texts,
+    });
+    const { included, leftOut, withheld } = context;
+    this.options.logger.debug(
+      { turn: turn.id, included, leftOut, withheld, files: files.texts.length },
+      "thread context composed",
+    );
+    const notes = [...thread.notes];
+    if (leftOut > 0) notes.push(leftOutNote(leftOut));
+    for (const reason of ["refused", "unchecked"] as const) {
+      if (withheld[reason] > 0) notes.push(withheldNote(reason, withheld[reason]));
+    }
+    notes.push(...fileNotes(files.unread, context.filesCut, context.filesLeftOut));
+    return { content: context.content, through: thread.through, notes };
+  }
+
+  /**
+   * The thread's messages the rule may pass on. None where there is nothing to read (a
+   * question that starts its thread, the history turned off); when Slack cannot tell, none
+   * either, with a note, and the conversation does not move past them.
+   */
+  private async readThread(
+    turn: Turn,
+    passedThrough: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<ThreadRead> {
+    const { history, budgetChars, logger } = this.options;
+    const none = { messages: [], askerName: undefined, questions: new Set<string>(), notes: [] };
     // A question that starts its thread has nothing before it: no need to ask Slack.
     const startsThread = passedThrough === null && turn.messageTs === turn.threadTs;
-    if (!history || budgetChars <= 0 || startsThread) {
-      return { content: turn.content, through: turn.messageTs, notes: [] };
-    }
+    if (!history || budgetChars <= 0 || startsThread) return { ...none, through: turn.messageTs };
     try {
       const read = await history.read(
         {
@@ -99,29 +161,42 @@ export class TurnContent {
       for (const { ts } of read.messages) {
         if (await this.isQuestion(turn, ts)) questions.add(ts);
       }
-      const context = composeThreadContext({
-        question: turn.content,
-        askerName: read.askerName,
-        messages: read.messages,
-        questionTs: turn.messageTs,
-        passedThrough,
-        questions,
-        budgetChars,
-      });
-      const { included, leftOut, withheld } = context;
-      logger.debug({ turn: turn.id, included, leftOut, withheld }, "thread context composed");
-      const notes = leftOut > 0 ? [leftOutNote(leftOut)] : [];
-      for (const reason of ["refused", "unchecked"] as const) {
-        if (withheld[reason] > 0) notes.push(withheldNote(reason, withheld[reason]));
-      }
-      return { content: context.content, through: turn.messageTs, notes };
+      const { messages, askerName } = read;
+      return { messages, askerName, questions, notes: [], through: turn.messageTs };
     } catch (error) {
       logger.warn(
         { turn: turn.id, err: error instanceof Error ? error.message : String(error) },
         "could not read the thread's history; passing the question on alone",
       );
-      return { content: turn.content, through: null, notes: [HISTORY_NOTE] };
+      return { ...none, notes: [HISTORY_NOTE], through: null };
     }
+  }
+
+  /**
+   * The text of the question's own files, then of the files shared in the messages of the
+   * thread that are passed on (never a withheld one's, nor another question's).
+   */
+  private async readFiles(
+    turn: Turn,
+    thread: ThreadRead,
+    passedThrough: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<ReadFiles> {
+    const { files } = this.options;
+    const unseen = unseenMessages({
+      messages: thread.messages,
+      questionTs: turn.messageTs,
+      passedThrough,
+      questions: thread.questions,
+    });
+    const shared = [
+      ...turn.files,
+      ...unseen.flatMap((m) => (m.withheld === undefined ? m.files : [])),
+    ];
+    if (shared.length === 0) return { texts: [], unread: [] };
+    if (!files)
+      return { texts: [], unread: shared.map((f) => ({ name: fileName(f), why: NOT_READ })) };
+    return files.read(turn.team, shared, signal);
   }
 
   /**

@@ -24,8 +24,11 @@ export interface DownloadOptions {
   html?: boolean;
 }
 
-/** Why a file was not downloaded, as the reply tells it (files/outcome.ts). */
-export type DownloadRefusal = "too_large" | "not_allowed" | "failed" | "timeout";
+/**
+ * Why a file was not downloaded (files/reader.ts words it): `off_slack`, its address (or a
+ * redirect) leads off the hosts the token may go to; `not_allowed`, Slack refused the bot.
+ */
+export type DownloadRefusal = "too_large" | "off_slack" | "not_allowed" | "failed" | "timeout";
 
 export type Downloaded =
   | { ok: true; bytes: Buffer; contentType: string }
@@ -44,7 +47,7 @@ export async function downloadSlackFile(
   let target = url;
   try {
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      if (!allowed(target, options.allowedHosts)) return { ok: false, reason: "not_allowed" };
+      if (!allowed(target, options.allowedHosts)) return { ok: false, reason: "off_slack" };
       const response = await request(target, {
         method: "GET",
         headers: { authorization: `Bearer ${token}` },

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * What the bot can make of a file people shared: text it passes on as it is, a PDF whose text
  * it extracts, an image the service does not take, or anything else (a binary, an archive, an
@@ -20,6 +22,37 @@ export interface SharedFile {
   url_private_download?: string | undefined;
   /** "hosted", "snippet", "external", "tombstone" (deleted), "hidden_by_limit", … */
   mode?: string | undefined;
+  /** "check_file_info": the event left the file's details out; `files.info` has them. */
+  file_access?: string | undefined;
+}
+
+const text = z.string().max(2_000).optional().catch(undefined);
+
+/** A Slack file object as the bot keeps it: its known fields only, each checked on its own. */
+const SharedFileSchema = z.object({
+  id: z.string().min(1).max(100),
+  name: text,
+  title: text,
+  mimetype: text,
+  filetype: text,
+  size: z.number().int().nonnegative().optional().catch(undefined),
+  url_private: text,
+  url_private_download: text,
+  mode: text,
+  file_access: text,
+});
+
+/**
+ * The files of a message as Slack sent them (an event's or `conversations.replies`'
+ * `files`): every entry that names a file, with what the bot reads of it; an entry without
+ * an id is not a file it could ever read, and is dropped.
+ */
+export function sharedFiles(raw: unknown): SharedFile[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((entry) => {
+    const parsed = SharedFileSchema.safeParse(entry);
+    return parsed.success ? [parsed.data] : [];
+  });
 }
 
 /** Mimetypes outside `text/` whose content is text. */

@@ -12,5 +12,6 @@ export const BOT_SCOPES: readonly string[] = [
   "groups:history",
   "mpim:history",
   "users:read",
+  "files:read",
   "assistant:write",
 ];

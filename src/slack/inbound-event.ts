@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Inbound } from "../bridge/inbound.js";
+import { sharedFiles } from "../files/kinds.js";
 
 /**
  * Slack message and app_mention events, parsed at the edge. Anything that does not fit
@@ -28,7 +29,7 @@ const MessageEventSchema = z.looseObject({
 
 /**
  * A person's message with files arrives with `subtype: file_share`; it is the one
- * subtype we answer (its text, with a note). Every other subtype — edits, joins, the
+ * subtype we answer (its text, with its files). Every other subtype — edits, joins, the
  * bot's own `message_changed` — is ignored, as is anything with a `bot_id`.
  */
 const ANSWERED_SUBTYPES = new Set(["file_share"]);
@@ -88,7 +89,7 @@ export function parseMessageEvent(
       ts: e.ts,
       user: e.user,
       rawText: e.text,
-      hasFiles: (e.files?.length ?? 0) > 0,
+      files: sharedFiles(e.files),
       mentioned: e.type === "app_mention" || mentionedInText,
     },
   };

@@ -158,7 +158,7 @@ export function registerShortcut(app: BoltApp, deps: ShortcutDeps): void {
         user,
         authorTeam: author.team ?? team,
         text: question,
-        hasFiles: false,
+        files: [],
         mentioned: true,
       });
     }

@@ -4,6 +4,7 @@ import type {
   ThreadMessage,
   Withheld,
 } from "../bridge/ports.js";
+import { sharedFiles } from "../files/kinds.js";
 import { type Clock, systemClock } from "../time.js";
 import type { Admission, Author } from "./admission.js";
 import { classifyCallFailure } from "./call-failure.js";
@@ -127,7 +128,7 @@ export class SlackThreadHistory implements ThreadHistory {
         ts: m.ts,
         author: this.author(m),
         text: isSelf(m) ? "" : slackTextToPlain(m.text, { user: (id) => users.name(id) }),
-        files: (m.files ?? []).map((f) => f.name || f.title || "a file"),
+        files: isSelf(m) ? [] : sharedFiles(m.files),
         bySelf: isSelf(m),
       };
     });

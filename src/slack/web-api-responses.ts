@@ -102,9 +102,8 @@ export const SlackMessage = z.looseObject({
     .looseObject({ name: z.string().optional(), team_id: z.string().nullish() })
     .nullish(),
   text: z.string().default(""),
-  files: z
-    .array(z.looseObject({ name: z.string().nullish(), title: z.string().nullish() }))
-    .optional(),
+  // Read entry by entry where they are used (files/kinds.ts: sharedFiles).
+  files: z.array(z.unknown()).optional(),
   // Blocks are only read back to find the bot's own buttons: odd blocks cost no message.
   blocks: z.array(ReadBlock).optional().catch(undefined),
   // Only with `include_all_metadata`: the bot's marks (message-mark.ts); odd ones are ignored.

@@ -1,5 +1,7 @@
 import type { types as Slack } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
+import { type Downloaded, type DownloadOptions, downloadSlackFile } from "../files/download.js";
+import { type SharedFile, sharedFiles } from "../files/kinds.js";
 import type { MessageMark } from "./message-mark.js";
 import { quietMarkdown, quietMessage } from "./quiet-mentions.js";
 import {
@@ -204,6 +206,13 @@ export interface SlackWebApi {
   startStream(args: StartStreamArgs): Promise<{ ts: string }>;
   /** `chat.appendStream`: adds chunks to a streaming message. */
   appendStream(args: AppendStreamArgs): Promise<void>;
+  /**
+   * A file people shared, downloaded from its `url_private` with this workspace's bot token,
+   * which goes to no host but `options.allowedHosts` (files/download.ts).
+   */
+  downloadFile(url: string, options: DownloadOptions): Promise<Downloaded>;
+  /** `files.info`: a shared file's object; undefined when Slack does not describe it. */
+  fileInfo(id: string): Promise<SharedFile | undefined>;
   /** `chat.stopStream`: ends a stream; the message stays as it was streamed. */
   stopStream(args: StopStreamArgs): Promise<void>;
 }
@@ -225,6 +234,17 @@ export function slackWebApi(
   const auth = async (): Promise<{ token?: string }> =>
     token === undefined ? {} : { token: await token() };
   return {
+    async downloadFile(url, options) {
+      const bearer = token === undefined ? client.token : await token();
+      if (bearer === undefined) return { ok: false, reason: "not_allowed" };
+      return downloadSlackFile(url, bearer, options);
+    },
+
+    async fileInfo(id) {
+      const answer = await client.files.info({ ...(await auth()), file: id });
+      return sharedFiles([answer.file])[0];
+    },
+
     async postMessage({ unfurl_links = false, unfurl_media = false, ...message }) {
       const answer = await client.chat.postMessage({
         ...(await auth()),

@@ -1,3 +1,4 @@
+import type { SharedFile } from "../files/kinds.js";
 import type { RunSettings } from "../service/schemas.js";
 import type { Turn, TurnOutcome, TurnState } from "./turn.js";
 
@@ -17,6 +18,8 @@ export interface TurnRow {
   /** Null on SQLite turns recorded before the author's team was kept: it was `team`. */
   author_team: string | null;
   content: string;
+  /** The question's files, as JSON (SharedFile[]); "[]" on turns recorded before files were read. */
+  files: string;
   notes: string;
   state: TurnState;
   outcome: TurnOutcome | null;
@@ -69,6 +72,7 @@ export const toTurn = (r: TurnRow): Turn => ({
   user: r.user,
   authorTeam: r.author_team ?? r.team,
   content: r.content,
+  files: JSON.parse(r.files) as SharedFile[],
   notes: JSON.parse(r.notes) as string[],
   state: r.state,
   outcome: r.outcome,
@@ -115,6 +119,7 @@ export const NEW_COLUMNS = [
   "user",
   "author_team",
   "content",
+  "files",
   "notes",
   "created_at",
 ] as const;
@@ -130,6 +135,7 @@ export const toNewRow = (t: Turn): Record<(typeof NEW_COLUMNS)[number], unknown>
   user: t.user,
   author_team: t.authorTeam,
   content: t.content,
+  files: JSON.stringify(t.files),
   notes: JSON.stringify(t.notes),
   created_at: t.createdAt,
 });

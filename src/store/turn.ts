@@ -1,3 +1,4 @@
+import type { SharedFile } from "../files/kinds.js";
 import type { RunSettings } from "../service/schemas.js";
 
 /**
@@ -49,7 +50,9 @@ export interface Turn {
   authorTeam: string;
   /** The person's question, as readable text. */
   content: string;
-  /** Short notes shown under the reply (files not passed on, a thread left out). */
+  /** The files the question's message carried, as Slack described them (read when it runs). */
+  files: SharedFile[];
+  /** Short notes shown under the reply (files not read, a thread left out). */
   notes: string[];
   state: TurnState;
   outcome: TurnOutcome | null;
@@ -91,6 +94,8 @@ export interface NewTurn {
   /** The person's organisation; default `team` (a person of the installation's workspace). */
   authorTeam?: string;
   content: string;
+  /** The files of the question's message; default none. */
+  files?: SharedFile[];
   notes: string[];
 }
 
@@ -139,6 +144,7 @@ export function receivedTurn(input: NewTurn, id: string, now: number): Turn {
   return {
     ...input,
     authorTeam: input.authorTeam ?? input.team,
+    files: input.files ?? [],
     id,
     state: "received",
     outcome: null,

@@ -1,6 +1,11 @@
 import { Bridge } from "../bridge/bridge.js";
 import type { Inbound } from "../bridge/inbound.js";
-import type { AssistantService, ReplyStrategy, ThreadHistory } from "../bridge/ports.js";
+import type {
+  AssistantService,
+  ReplyStrategy,
+  SharedFilesReader,
+  ThreadHistory,
+} from "../bridge/ports.js";
 import { Relay } from "../bridge/relay.js";
 import { TurnContent } from "../bridge/turn-content.js";
 import { TurnRunner } from "../bridge/turn-runner.js";
@@ -28,6 +33,7 @@ export interface CoreParts {
   service: AssistantService;
   replies: ReplyStrategy;
   history: ThreadHistory;
+  files?: SharedFilesReader;
   /** The assistant a new conversation talks to; default ASSISTANT_ID. */
   assistantFor?: (inbound: Inbound) => Promise<string>;
   /** A turn ended, whatever its outcome (after the metrics). */
@@ -40,6 +46,7 @@ export function wireCore(parts: CoreParts): Bridge {
   const { conversations, turns, settings } = stores;
   const content = new TurnContent({
     history: parts.history,
+    ...(parts.files && { files: parts.files }),
     turns,
     conversations,
     logger,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { ReplyTarget, ThreadHistory } from "../bridge/ports.js";
+import type { ReplyTarget, SharedFilesReader, ThreadHistory } from "../bridge/ports.js";
 import type { Config } from "../config.js";
+import { readFiles } from "../files/reader.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import type { Allowances } from "../rate/allowance.js";
@@ -44,6 +45,9 @@ export interface SlackOptions {
  * ride on it, with the agent surface on (its status line says the assistant is working), ms.
  */
 const FIRST_WORDS_WAIT_MS = 1_500;
+
+/** Slack's file host: the one host besides SLACK_API_URL's a file is downloaded from. */
+const SLACK_FILE_HOST = "files.slack.com";
 
 export function wireSlack(
   workspaces: Workspaces,
@@ -191,6 +195,28 @@ export function wireSlack(
   const history: ThreadHistory = {
     read: (request, signal) => histories(request.team).read(request, signal),
   };
+  // Files go to the assistant as text, downloaded from Slack only, with the workspace's token.
+  const fileHosts = [SLACK_FILE_HOST, new URL(config.slack.apiUrl).host];
+  const { downloadTimeoutMs, ...fileLimits } = config.files;
+  const files: SharedFilesReader = {
+    read: (team, shared, signal) =>
+      readFiles(
+        shared,
+        {
+          fetch: (url, maxBytes, html, abort) =>
+            slack(team).downloadFile(url, {
+              allowedHosts: fileHosts,
+              maxBytes,
+              timeoutMs: downloadTimeoutMs,
+              html,
+              ...(abort && { signal: abort }),
+            }),
+          lookUp: (id) => slack(team).fileInfo(id),
+        },
+        fileLimits,
+        signal,
+      ),
+  };
   return {
     slack,
     scheduler,
@@ -204,6 +230,7 @@ export function wireSlack(
     installation: workspaces,
     admission,
     history,
+    files,
     agent,
   };
 }

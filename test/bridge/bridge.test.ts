@@ -45,7 +45,7 @@ function inbound(fields: Partial<Inbound> = {}): Inbound {
     ts: own,
     user: "U1",
     text: "a question",
-    hasFiles: false,
+    files: [],
     mentioned: true,
     ...fields,
   };
@@ -119,13 +119,23 @@ describe("Bridge.accept", () => {
     const s = setup(stores, 1);
     expect(await s.bridge.accept(inbound())).toBe("accepted");
     const question = distinctiveText("REFUSED", 9_000);
-    const over = inbound({ text: question, hasFiles: true });
+    const over = inbound({
+      text: question,
+      files: [
+        {
+          id: "F1",
+          name: `${question.slice(0, 40)}.txt`,
+          url_private: "https://files.slack.com/x",
+        },
+      ],
+    });
     expect(await s.bridge.accept(over)).toBe("over_limit");
     await s.bridge.idle();
     // The row stays (a Slack retry of the message is a duplicate), and holds no text of it.
     expect(await s.stores.turns.byMessage("T1", "C1", over.ts)).toMatchObject({
       state: "finished",
       content: "",
+      files: [],
       serviceContent: null,
       notes: [],
       error: null,

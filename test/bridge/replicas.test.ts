@@ -58,7 +58,7 @@ function question(fields: Partial<Inbound> = {}): Inbound {
     ts: own,
     user: "U1",
     text: `question ${own}`,
-    hasFiles: false,
+    files: [],
     mentioned: true,
     ...fields,
   };

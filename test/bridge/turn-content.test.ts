@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type {
   BridgeLogger,
+  SharedFilesReader,
   ThreadHistory,
   ThreadHistoryRequest,
   ThreadMessage,
 } from "../../src/bridge/ports.js";
 import { HISTORY_NOTE, TurnContent } from "../../src/bridge/turn-content.js";
+import type { SharedFile } from "../../src/files/kinds.js";
 import { memoryStores } from "../../src/store/in-memory.js";
 import type { Conversation } from "../../src/store/stores.js";
 import type { Turn } from "../../src/store/turn.js";
@@ -34,15 +36,38 @@ const said = (ts: string, author: string, text: string, bySelf = false): ThreadM
   bySelf,
 });
 
+/** Reads a file by its id as "text of <id>", except those named unreadable. */
+class FakeFiles implements SharedFilesReader {
+  readonly asked: { team: string; ids: string[] }[] = [];
+  async read(team: string, files: readonly SharedFile[]) {
+    this.asked.push({ team, ids: files.map((f) => f.id) });
+    const readable = files.filter((f) => !f.name?.endsWith(".png"));
+    return {
+      texts: readable.map((f) => ({ name: f.name ?? f.id, type: "text", text: `text of ${f.id}` })),
+      unread: files
+        .filter((f) => f.name?.endsWith(".png"))
+        .map((f) => ({ name: f.name ?? f.id, why: "the assistant service does not take images" })),
+    };
+  }
+}
+
 async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
   const { conversations, turns } = memoryStores();
   const history = new FakeHistory(messages);
+  const files = new FakeFiles();
   const conversation = await conversations.ensure(
     { team: "T", channel: "C", threadTs: THREAD },
     "a",
   );
-  const content = new TurnContent({ history, turns, conversations, logger: quiet, budgetChars });
-  const turn = async (messageTs: string, text: string): Promise<Turn> =>
+  const content = new TurnContent({
+    history,
+    files,
+    turns,
+    conversations,
+    logger: quiet,
+    budgetChars,
+  });
+  const turn = async (messageTs: string, text: string, shared: SharedFile[] = []): Promise<Turn> =>
     (await turns.create({
       conversationId: conversation.id,
       team: "T",
@@ -51,6 +76,7 @@ async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
       messageTs,
       user: "U1",
       content: text,
+      files: shared,
       notes: [],
     })) as Turn;
   const fresh = async () => (await conversations.byId(conversation.id)) as Conversation;
@@ -62,7 +88,7 @@ async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
     const composed = await content.step(t, context);
     return { text: composed.serviceContent ?? "", turn: composed };
   };
-  return { conversations, turns, history, content, turn, fresh, compose };
+  return { conversations, turns, history, files, content, turn, fresh, compose };
 }
 
 describe("TurnContent", () => {
@@ -180,5 +206,47 @@ describe("TurnContent", () => {
       "2 earlier messages in this thread were left out of what the assistant saw: they are from people I don't answer.",
       "1 earlier message in this thread was left out of what the assistant saw: I couldn't check who wrote it just now.",
     ]);
+  });
+
+  it("reads the question's files first, then those of the messages it passes on, never a withheld one's", async () => {
+    const shared = (id: string, name = `${id}.txt`) => ({ id, name });
+    const s = await setup([
+      { ...said(THREAD, "Bob", "draft"), files: [shared("F1")] },
+      { ...said("1700000001.000000", "", ""), withheld: "refused", files: [shared("F2")] },
+      { ...said("1700000002.000000", "Assistant", "", true), files: [shared("F3")] },
+    ]);
+    const t = await s.turn("1700000003.000000", "compare", [shared("F4"), shared("F5", "a.png")]);
+    const { text, turn: composed } = await s.compose(t);
+    expect(s.files.asked).toEqual([{ team: "T", ids: ["F4", "F5", "F1"] }]);
+    expect(text).toContain(
+      "--- File: F4.txt (text) ---\ntext of F4\n--- End of F4.txt ---\n\n--- File: F1.txt (text) ---",
+    );
+    expect(composed.notes).toEqual([
+      "1 earlier message in this thread was left out of what the assistant saw: it is from someone I don't answer.",
+      "Not passed on to the assistant: a.png (the assistant service does not take images).",
+    ]);
+  });
+
+  it("reads the question's files when it starts its thread, or when the thread cannot be read", async () => {
+    const s = await setup([said(THREAD, "Bob", "x")]);
+    const t = await s.turn(THREAD, "what is this?", [{ id: "F1", name: "a.txt" }]);
+    expect((await s.compose(t)).text).toBe(
+      [
+        "Files shared with the question and in this thread, the question's own first:",
+        "",
+        "--- File: a.txt (text) ---\ntext of F1\n--- End of a.txt ---",
+        "",
+        "---",
+        "",
+        "Question:",
+        "what is this?",
+      ].join("\n"),
+    );
+    s.history.failWith = new Error("missing_scope");
+    const u = await s.turn("1700000001.000000", "and this?", [{ id: "F2", name: "b.txt" }]);
+    const { text, turn: composed } = await s.compose(u);
+    expect(text).toContain("--- File: b.txt (text) ---\ntext of F2\n");
+    expect(composed.notes).toEqual([HISTORY_NOTE]);
+    expect(s.history.requests).toHaveLength(1);
   });
 });

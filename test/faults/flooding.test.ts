@@ -170,7 +170,7 @@ describe("the service budget shared between people", () => {
       ts: `100.${String(n).padStart(6, "0")}`,
       user,
       text: `${user} question ${n}`,
-      hasFiles: false,
+      files: [],
       mentioned: true,
     });
     for (let n = 1; n <= 10; n++) expect(await bridge.accept(inbound(FLOODER, n))).toBe("accepted");

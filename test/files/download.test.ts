@@ -58,11 +58,11 @@ describe("downloading a shared file", () => {
     );
     expect(await downloadSlackFile(`http://${elsewhere}/f`, TOKEN, options(host))).toEqual({
       ok: false,
-      reason: "not_allowed",
+      reason: "off_slack",
     });
     expect(await downloadSlackFile(`http://${host}/f`, TOKEN, options(host))).toEqual({
       ok: false,
-      reason: "not_allowed",
+      reason: "off_slack",
     });
     expect(seen.filter((r) => r.host === elsewhere)).toEqual([]);
   });
@@ -129,11 +129,11 @@ describe("downloading a shared file", () => {
     const limits = { allowedHosts: hosts, maxBytes: 10, timeoutMs: 1_000 };
     expect(await downloadSlackFile("http://files.slack.com/f", TOKEN, limits)).toEqual({
       ok: false,
-      reason: "not_allowed",
+      reason: "off_slack",
     });
     expect(await downloadSlackFile("file:///etc/passwd", TOKEN, limits)).toEqual({
       ok: false,
-      reason: "not_allowed",
+      reason: "off_slack",
     });
   });
 });

@@ -44,6 +44,9 @@ const SCOPE_OF_METHOD: Record<string, string> = {
   "client.assistant.threads.setSuggestedPrompts": "assistant:write",
   "client.agents.sessions.setStatus": "chat:write",
   "client.agents.sessions.rename": "chat:write",
+  "client.files.info": "files:read",
+  // Not a method: a file's download from its url_private, with the bot token.
+  downloadSlackFile: "files:read",
 };
 
 describe("manifest.yml", () => {

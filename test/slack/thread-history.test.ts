@@ -84,7 +84,12 @@ describe("SlackThreadHistory", () => {
       ],
       [
         { ts: "1700000002.000000", subtype: "channel_join", user: "U3", text: "joined" },
-        { ts: "1700000003.000000", user: "U3", text: "", files: [{ name: "plan.pdf" }] },
+        {
+          ts: "1700000003.000000",
+          user: "U3",
+          text: "",
+          files: [{ id: "F1", name: "plan.pdf", extra: 1 }, { name: "no id" }],
+        },
         {
           ts: "1700000004.000000",
           bot_id: "B7",
@@ -112,7 +117,13 @@ describe("SlackThreadHistory", () => {
         bySelf: false,
       },
       { ts: "1700000001.000000", author: "UBOT", text: "", files: [], bySelf: true },
-      { ts: "1700000003.000000", author: "Carol", text: "", files: ["plan.pdf"], bySelf: false },
+      {
+        ts: "1700000003.000000",
+        author: "Carol",
+        text: "",
+        files: [{ id: "F1", name: "plan.pdf" }],
+        bySelf: false,
+      },
       { ts: "1700000004.000000", author: "CI", text: "red", files: [], bySelf: false },
     ]);
   });

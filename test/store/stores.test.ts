@@ -42,9 +42,13 @@ async function newTurn(stores: Stores, messageTs: string, user = "U1") {
     messageTs,
     user,
     content: `question ${messageTs}`,
+    files: [SHARED],
     notes: ["files"],
   });
 }
+
+/** A file the question's message carried, as Slack describes it. */
+const SHARED = { id: "F1", name: "plan.md", url_private: "https://files.slack.com/F1/plan.md" };
 
 describe.each(implementations)("the %s stores", (_name, open) => {
   it("keeps one conversation per thread, its service thread set once", async () => {
@@ -279,13 +283,22 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       messageTs: "1.1",
       serviceMessageId: "m-old",
       content: "",
+      files: [],
       serviceContent: null,
       notes: [],
       error: null,
     });
     // Turns still running, and those finished since, keep their texts however old they are.
-    expect(await turns.byId(waiting)).toMatchObject({ content: "question 1.2", notes: ["files"] });
-    expect(await turns.byId(recent)).toMatchObject({ content: "question 1.3", notes: ["files"] });
+    expect(await turns.byId(waiting)).toMatchObject({
+      content: "question 1.2",
+      files: [SHARED],
+      notes: ["files"],
+    });
+    expect(await turns.byId(recent)).toMatchObject({
+      content: "question 1.3",
+      files: [SHARED],
+      notes: ["files"],
+    });
     // A Slack retry of the purged message is still the same message: no second turn.
     expect(await newTurn(stores, "1.1")).toBeUndefined();
     expect((await turns.byMessage("T", "C", "1.1"))?.id).toBe(old);

@@ -243,6 +243,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         text,
         ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
         ...(fields.userTeam ? { user_team: fields.userTeam } : {}),
+        ...(fields.files ? { files: fields.files } : {}),
       });
       const event = appMention({
         channel,
@@ -267,6 +268,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         text: fields.text,
         ...(fields.thread_ts ? { thread_ts: fields.thread_ts } : {}),
         ...(fields.userTeam ? { user_team: fields.userTeam } : {}),
+        ...(fields.files ? { files: fields.files } : {}),
       });
       const event = messageEvent({
         channel,

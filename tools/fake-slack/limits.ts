@@ -24,7 +24,8 @@ export type FakeSlackMethod =
   | "agents.sessions.rename"
   | "chat.startStream"
   | "chat.appendStream"
-  | "chat.stopStream";
+  | "chat.stopStream"
+  | "files.info";
 
 /** Calls per minute per method for the workspace. */
 export type MethodLimits = Partial<Record<FakeSlackMethod, number>>;
@@ -48,6 +49,7 @@ export const DEFAULT_LIMITS: Readonly<Record<FakeSlackMethod, number>> = {
   "views.publish": TIER_4,
   "chat.delete": TIER_4,
   "auth.test": TIER_4,
+  "files.info": TIER_4,
   // "Special" limits in Slack's reference; taken as Tier 3 (slack-facts.md).
   "assistant.threads.setStatus": TIER_3,
   "assistant.threads.setSuggestedPrompts": TIER_4,

@@ -83,6 +83,8 @@ export interface Workspace {
   socketUrl(): string | undefined;
   /** What `auth.test` answers for the bot token of this workspace. */
   authTest(): SlackBody;
+  /** A shared file's object, with its URLs, when this workspace may see it (`files.info`). */
+  fileInfo(id: string): Record<string, unknown> | undefined;
 }
 
 /** Which kind of token the call carried; its value is never kept. */
@@ -381,6 +383,10 @@ const HANDLERS: Record<FakeSlackMethod, (ws: Workspace, args: Args) => SlackBody
   "assistant.threads.setTitle": (ws, args) => agent.setTitle(ws.agent, args),
   "agents.sessions.setStatus": (ws, args) => agent.setSessionStatus(ws.agent, args),
   "agents.sessions.rename": (ws, args) => agent.renameSession(ws.agent, args),
+  "files.info": (ws, args) => {
+    const file = ws.fileInfo(arg(args, "file") ?? "");
+    return file ? { ok: true, file } : fail("file_not_found");
+  },
   "chat.startStream": startStream,
   "chat.appendStream": appendStream,
   "chat.stopStream": (ws, args) => {

@@ -18,6 +18,7 @@ import type {
 } from "./agent-methods.js";
 import type { MessageContent } from "./blocks.js";
 import { type FailOptions, FaultQueue } from "./faults.js";
+import { FakeFiles, type FileDownload, type NewFile, type SlackFile } from "./files.js";
 import { type FakeOAuthApp, Installs, type NewInstall } from "./installs.js";
 import type { MethodLimits } from "./limits.js";
 import type { MessageChange, SeedMessage, StoredMessage, StreamState } from "./messages.js";
@@ -49,13 +50,16 @@ export type {
   FailOptions,
   FakeOAuthApp,
   FakeWorkspace,
+  FileDownload,
   MessageChange,
+  NewFile,
   NewInstall,
   OpenedView,
   PromptsState,
   SeedMessage,
   SeedUser,
   SessionState,
+  SlackFile,
   StatusLineState,
   StoredMessage,
   ThreadStatus,
@@ -119,6 +123,7 @@ export class FakeSlack {
   readonly calls: RecordedCall[] = [];
   readonly responses: RecordedResponse[] = [];
   private readonly faults = new FaultQueue();
+  private readonly files = new FakeFiles();
   private readonly responseIds = new Set<string>();
   private readonly waiters = new Waiters();
   /** Every workspace by team id (an org-wide install: by org id), the first one first. */
@@ -173,6 +178,24 @@ export class FakeSlack {
 
   get port(): number {
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /**
+   * A file a person shared in workspace `team` (default the first), served at its
+   * `url_private` by this fake as Slack's file host: put the object it returns in an event's
+   * or a seeded message's `files`.
+   */
+  addFile(file: NewFile, team: string = this.first.teamId): SlackFile {
+    return this.files.add(team, this.fileBase, file);
+  }
+
+  /** Every download of a shared file asked of the fake, in order (never the token). */
+  get fileDownloads(): FileDownload[] {
+    return this.files.downloads;
+  }
+
+  private get fileBase(): string {
+    return `http://127.0.0.1:${this.port}/`;
   }
 
   /** The Web API base for `slackApiUrl`: `http://127.0.0.1:<port>/api/`. */
@@ -468,6 +491,7 @@ export class FakeSlack {
       ...(limits === undefined ? {} : { limits }),
       ...(postBurst === undefined ? {} : { postBurst }),
       socketUrl: () => this.socketServer?.url(),
+      fileInfo: (team, id) => this.files.info(team, this.fileBase, id),
       onChange: () => this.notify(),
     });
     this.workspaces.set(ws.teamId, ws);
@@ -494,6 +518,12 @@ export class FakeSlack {
     const raw = await readBody(req);
     if (url.pathname.startsWith("/api/")) {
       this.answerMethod(url.pathname.slice("/api/".length), req, raw, url.searchParams, res);
+    } else if (url.pathname.startsWith("/files-pri/") && req.method === "GET") {
+      this.files.serve(url.pathname, req, res, (token) => {
+        const served = this.servingWorkspace(token);
+        return served instanceof FakeWorkspace ? served.teamId : undefined;
+      });
+      this.notify();
     } else if (url.pathname.startsWith("/response/") && req.method === "POST") {
       this.answerResponseUrl(url.pathname.slice("/response/".length), raw, res);
     } else {

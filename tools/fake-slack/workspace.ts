@@ -47,6 +47,8 @@ export interface WorkspaceSettings {
   limits?: MethodLimits;
   postBurst?: number;
   socketUrl: () => string | undefined;
+  /** A shared file's object for workspace `team` (files.ts). */
+  fileInfo: (team: string, id: string) => Record<string, unknown> | undefined;
   /** Told of every change a test makes directly (a stream stopped by a person). */
   onChange: () => void;
 }
@@ -98,6 +100,10 @@ export class FakeWorkspace implements Workspace {
 
   socketUrl(): string | undefined {
     return this.settings.socketUrl();
+  }
+
+  fileInfo(id: string): Record<string, unknown> | undefined {
+    return this.settings.fileInfo(this.teamId, id);
   }
 
   /** 429s answered by this workspace's rate limits, over all methods. */

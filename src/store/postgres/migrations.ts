@@ -178,6 +178,8 @@ export const MIGRATIONS: readonly string[] = [
        RETURNING id INTO taken;
      RETURN taken;
    END $$;`,
+  // 6: the files of each question's message, read when its turn runs (files/).
+  "ALTER TABLE turns ADD COLUMN files TEXT NOT NULL DEFAULT '[]';",
 ];
 
 /**

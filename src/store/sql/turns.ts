@@ -198,6 +198,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
       .updateTable("turns")
       .set({
         content: "",
+        files: "[]",
         service_content: null,
         notes: "[]",
         error: null,

@@ -166,6 +166,8 @@ const MIGRATIONS: readonly string[] = [
   // 16: nothing in the schema. From here on `secure_delete` is on (openDatabase), and a file
   // written before (its purged texts may still lie in free space) is VACUUMed once (migrate).
   "-- secure_delete from here on",
+  // The files of each question's message, read when its turn runs (files/).
+  "ALTER TABLE turns ADD COLUMN files TEXT NOT NULL DEFAULT '[]';",
 ];
 
 /**
