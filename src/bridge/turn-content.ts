@@ -41,6 +41,9 @@ interface ThreadRead {
 
 const NOT_READ = "this bot does not read files";
 
+/** The question of a message that is only files: what the person shared is what they ask about. */
+export const FILES_ONLY = "(No words: the person shared the files above.)";
+
 export const HISTORY_NOTE =
   "I couldn't read this thread's earlier messages, so the assistant saw only your question.";
 
@@ -107,7 +110,7 @@ export class TurnContent {
     const thread = await this.readThread(turn, passedThrough, signal);
     const files = await this.readFiles(turn, thread, passedThrough, signal);
     const context = composeThreadContext({
-      question: turn.content,
+      question: turn.content.trim() === "" ? FILES_ONLY : turn.content,
       askerName: thread.askerName,
       messages: thread.messages,
       questionTs: turn.messageTs,

@@ -78,8 +78,15 @@ export function timeoutMessage(runTimeoutMs: number): string {
   return `The assistant did not finish within ${limit}, so the run was stopped.`;
 }
 
-/** A message that is not passed on at all: too long, or nothing but the mention. */
-export function refusal(content: string, maxMessageChars: number): Ending | undefined {
+/**
+ * A message that is not passed on at all: too long, or nothing but the mention (and no file,
+ * which would be what is asked about).
+ */
+export function refusal(
+  content: string,
+  maxMessageChars: number,
+  hasFiles = false,
+): Ending | undefined {
   if (content.length > maxMessageChars) {
     const length = content.length.toLocaleString("en-US");
     const limit = maxMessageChars.toLocaleString("en-US");
@@ -92,7 +99,7 @@ export function refusal(content: string, maxMessageChars: number): Ending | unde
       },
     };
   }
-  if (content.trim() === "") {
+  if (content.trim() === "" && !hasFiles) {
     return {
       outcome: "error",
       body: "",

@@ -108,7 +108,7 @@ export class TurnRunner {
     const { limits, logger } = this.deps;
     try {
       const opened = this.open(turn, live);
-      const refused = refusal(turn.content, limits.maxMessageChars);
+      const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
       const run = await this.advance(turn, live, await this.context(turn, live));
       await opened;

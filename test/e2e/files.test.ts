@@ -85,6 +85,26 @@ describe("files shared with a question", () => {
     ]);
   });
 
+  it("answers a message that is only a file, and refuses one that is only the mention", async () => {
+    const x = await harness();
+    x.sim.control.enqueueAnswer({ text: ANSWER });
+    const file = x.slack.addFile({ name: "todo.md", content: "- ship" });
+    const dm = await x.message({ text: "", channel: "D0ALICE", channel_type: "im", files: [file] });
+    const [answer] = await x.settled("D0ALICE", dm.threadTs);
+    expect(answer).toBe(`${ANSWER}\n${FOOTER}`);
+    expect(contents(x)).toEqual([
+      reads(
+        "(No words: the person shared the files above.)",
+        block("todo.md", "markdown", "- ship"),
+      ),
+    ]);
+    const bare = await x.mention("<@UBOT>");
+    expect(await reply(x, bare.threadTs)).toBe(
+      ":warning: There was no question to pass on. Mention me with a question, for example “@assistant summarize this thread”.",
+    );
+    expect(contents(x)).toHaveLength(1);
+  });
+
   it("passes a PDF's text on", async () => {
     const x = await harness();
     x.sim.control.enqueueAnswer({ text: ANSWER });

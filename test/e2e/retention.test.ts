@@ -65,15 +65,22 @@ describe("what the bot keeps of a question", () => {
     const x = await startHarness();
     h = x;
     x.sim.control.enqueueAnswer({ text: "An answer." });
-    const { ts, threadTs } = await x.mention("<@UBOT> remember this?");
+    const file = x.slack.addFile({ name: "secret-plan.txt", content: "launch on the moon" });
+    const { ts, threadTs } = await x.mention("<@UBOT> remember this?", { files: [file] });
     await x.settled(CHANNEL, threadTs);
-    expect((await turnOf(x, ts))?.content).toBe("remember this?");
+    expect(await turnOf(x, ts)).toMatchObject({
+      content: "remember this?",
+      files: [{ id: file.id, name: "secret-plan.txt" }],
+    });
+    expect((await turnOf(x, ts))?.serviceContent).toContain("launch on the moon");
 
-    // The default retention is 30 days; the bot comes back 31 days later.
+    // The default retention is 30 days; the bot comes back 31 days later: the file's name and
+    // what it said go with the question's text.
     await x.restart(undefined, clockAheadBy(31 * DAY));
     expect(await turnOf(x, ts)).toMatchObject({
       state: "finished",
       content: "",
+      files: [],
       serviceContent: null,
     });
   });
