@@ -15,10 +15,10 @@
  *
  * It works in a schema of its own, dropped at the end; nothing else in the database is read.
  */
-import { localAllowances } from "../src/slack/local-allowances.js";
-import { PostGate } from "../src/slack/post-gate.js";
-import { CallScheduler } from "../src/slack/scheduler.js";
-import { type SharedBudgets, sharedBudgets } from "../src/store/postgres/budgets/shared-budgets.js";
+import { localAllowances } from "../src/budgets/local-allowances.js";
+import { type SharedBudgets, sharedBudgets } from "../src/budgets/postgres/shared-budgets.js";
+import { PostGate } from "../src/slack/calls/post-gate.js";
+import { CallScheduler } from "../src/slack/calls/scheduler.js";
 import { SyncPostgres } from "../src/store/postgres/sync-client.js";
 import { median, percentile } from "./stats.js";
 

@@ -10,13 +10,17 @@ import { type SlackConnection, watchSlackConnection } from "./observability/slac
 import { problemNote } from "./people/link-notices.js";
 import { refusalConfirmed } from "./people/token-check.js";
 import type { ServiceClient } from "./service/client.js";
-import { type BoltApp, createSlackApp } from "./slack/app.js";
-import { BOT_SCOPES } from "./slack/bot-scopes.js";
-import { Installation, ManyInstallations, type Workspaces } from "./slack/installation.js";
-import type { Installations } from "./slack/installations.js";
-import { LinkTokenIntake } from "./slack/link-token.js";
-import { registerUninstall } from "./slack/uninstall.js";
-import { slackWebApi } from "./slack/web-api.js";
+import { type BoltApp, createSlackApp } from "./slack/installations/app.js";
+import { BOT_SCOPES } from "./slack/installations/bot-scopes.js";
+import {
+  Installation,
+  ManyInstallations,
+  type Workspaces,
+} from "./slack/installations/installation.js";
+import type { Installations } from "./slack/installations/installations.js";
+import { registerUninstall } from "./slack/installations/uninstall.js";
+import { LinkTokenIntake } from "./slack/surfaces/link-token.js";
+import { slackWebApi } from "./slack/web-api/web-api.js";
 import { openStores } from "./store/open.js";
 import { Retention } from "./store/retention.js";
 import type { Stores } from "./store/stores.js";

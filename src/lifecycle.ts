@@ -4,9 +4,14 @@ import type { Logger } from "./logger.js";
 import { type OpsServer, startOpsServer } from "./observability/ops-server.js";
 import type { OpsRoute } from "./observability/routes.js";
 import type { SlackConnection } from "./observability/slack-connection.js";
-import { adoptBotToken } from "./slack/adopt-bot-token.js";
-import { type BoltApp, installServerPort, listeningPort, verifySlackToken } from "./slack/app.js";
-import type { Installations } from "./slack/installations.js";
+import { adoptBotToken } from "./slack/installations/adopt-bot-token.js";
+import {
+  type BoltApp,
+  installServerPort,
+  listeningPort,
+  verifySlackToken,
+} from "./slack/installations/app.js";
+import type { Installations } from "./slack/installations/installations.js";
 import type { Retention } from "./store/retention.js";
 import { type Clock, settleWithin } from "./time.js";
 

@@ -6,8 +6,8 @@ import { ConversationQueue } from "./conversation-queue.js";
 import type { Inbound } from "./inbound.js";
 import { LiveTurn } from "./live-turn.js";
 import type { BridgeLogger, ReplyStrategy } from "./ports.js";
-import { TurnReply } from "./turn-reply.js";
-import type { TurnRunner } from "./turn-runner.js";
+import { TurnReply } from "./turn/turn-reply.js";
+import type { TurnRunner } from "./turn/turn-runner.js";
 
 /**
  * `deferred`: recorded while the bot stops, answered at the next start. `over_limit`: the

@@ -1,4 +1,4 @@
-import type { TurnReply } from "./turn-reply.js";
+import type { TurnReply } from "./turn/turn-reply.js";
 
 /**
  * A turn this process is working on or holds in a queue: what only memory knows of it.

@@ -1,5 +1,5 @@
 import { SocketModeReceiver } from "@slack/bolt";
-import type { BoltApp } from "../slack/app.js";
+import type { BoltApp } from "../slack/installations/app.js";
 
 /** Whether Slack can reach the bot, for `/readyz`. */
 export interface SlackConnection {

@@ -1,4 +1,8 @@
-import { BotTokenSealBroken, openBotToken, sealBotToken } from "../slack/bot-token-seal.js";
+import {
+  BotTokenSealBroken,
+  openBotToken,
+  sealBotToken,
+} from "../slack/installations/bot-token-seal.js";
 import type { InstallationStore, LinkedTokenStore, Stores } from "../store/stores.js";
 import { openToken, sealToken, TokenSealBroken } from "./token-cipher.js";
 

@@ -2,9 +2,9 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { z } from "zod";
 import { BadRequestError, ProtocolError, type RequestInfo } from "./errors.js";
 import { toServiceError } from "./failure.js";
-import type { ServiceHttp } from "./http.js";
-import { parseBody } from "./http-body.js";
-import { type CallOptions, requestInfo, type ServiceRequest } from "./http-request.js";
+import type { ServiceHttp } from "./http/http.js";
+import { parseBody } from "./http/http-body.js";
+import { type CallOptions, requestInfo, type ServiceRequest } from "./http/http-request.js";
 
 /**
  * POST /v1/agents/chat/completions (interface §4, §6): one conversation turn in OpenAI

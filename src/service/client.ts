@@ -8,10 +8,10 @@ import {
   streamChatCompletion,
 } from "./chat-completions.js";
 import { BadRequestError, ProtocolError, type RequestInfo } from "./errors.js";
-import { ServiceHttp } from "./http.js";
-import { parseBody } from "./http-body.js";
-import type { HttpOptions } from "./http-options.js";
-import { type CallOptions, requestInfo, type ServiceRequest } from "./http-request.js";
+import { ServiceHttp } from "./http/http.js";
+import { parseBody } from "./http/http-body.js";
+import type { HttpOptions } from "./http/http-options.js";
+import { type CallOptions, requestInfo, type ServiceRequest } from "./http/http-request.js";
 import {
   collectPages,
   type ListPage,
@@ -31,7 +31,7 @@ import {
   ThreadSchema,
 } from "./schemas.js";
 
-export type { CallOptions, QueueInfo } from "./http-request.js";
+export type { CallOptions, QueueInfo } from "./http/http-request.js";
 export type { ChatCompletionChunk, ChatCompletionRequest, QueuedChatCompletion, RunStreamUpdate };
 
 export interface ServiceClientOptions extends HttpOptions {

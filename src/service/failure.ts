@@ -1,4 +1,4 @@
-import { BudgetCanceled } from "./budget.js";
+import { BudgetCanceled } from "../budgets/service/budget.js";
 import {
   CanceledError,
   ConnectionError,

@@ -1,15 +1,15 @@
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { AgentSessions } from "../slack/agent-session.js";
-import type { CallScheduler } from "../slack/scheduler.js";
-import { StatusLine } from "../slack/status-line.js";
-import { ThreadSignals } from "../slack/thread-signals.js";
+import { AgentSessions } from "../slack/agent/agent-session.js";
+import { StatusLine } from "../slack/agent/status-line.js";
+import type { CallScheduler } from "../slack/calls/scheduler.js";
+import { ThreadSignals } from "../slack/calls/thread-signals.js";
 import type {
   SessionStatusArgs,
   SlackWebApi,
   SuggestedPromptsArgs,
   ThreadStatusArgs,
-} from "../slack/web-api.js";
+} from "../slack/web-api/web-api.js";
 
 /**
  * Slack refreshes nothing: a status line not set again within about two minutes disappears,

@@ -6,9 +6,9 @@ import type {
   SharedFilesReader,
   ThreadHistory,
 } from "../bridge/ports.js";
-import { Relay } from "../bridge/relay.js";
-import { TurnContent } from "../bridge/turn-content.js";
-import { TurnRunner } from "../bridge/turn-runner.js";
+import { Relay } from "../bridge/turn/relay.js";
+import { TurnContent } from "../bridge/turn/turn-content.js";
+import { TurnRunner } from "../bridge/turn/turn-runner.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";

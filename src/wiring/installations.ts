@@ -1,7 +1,7 @@
 import type { Config, OAuthConfig } from "../config.js";
 import { type Logger, learnSecret } from "../logger.js";
-import { type InstallCallbacks, installRule } from "../slack/install-rule.js";
-import { Installations } from "../slack/installations.js";
+import { type InstallCallbacks, installRule } from "../slack/installations/install-rule.js";
+import { Installations } from "../slack/installations/installations.js";
 import type { Stores } from "../store/stores.js";
 
 /**

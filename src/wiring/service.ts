@@ -1,12 +1,12 @@
+import { ServiceBudget } from "../budgets/service/budget.js";
+import type { SlotWindows } from "../budgets/service/slot-window.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { serviceProbe } from "../observability/service-probe.js";
 import { cachedVerdict } from "../observability/verdict-cache.js";
-import { ServiceBudget } from "../service/budget.js";
 import { ServiceClient } from "../service/client.js";
 import type { CredentialSource } from "../service/credential.js";
-import type { SlotWindows } from "../service/slot-window.js";
 import type { Clock } from "../time.js";
 
 /** Who the bridge's requests are sent as, and where each request is told (people.ts). */

@@ -1,8 +1,8 @@
+import type { Allowances } from "../budgets/allowance.js";
+import { sharedBudgets } from "../budgets/postgres/shared-budgets.js";
+import type { SlotWindows } from "../budgets/service/slot-window.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Allowances } from "../rate/allowance.js";
-import type { SlotWindows } from "../service/slot-window.js";
-import { sharedBudgets } from "../store/postgres/budgets/shared-budgets.js";
 import { SyncPostgres } from "../store/postgres/sync-client.js";
 import { errorText } from "./slack.js";
 

@@ -76,3 +76,21 @@ describe("dependencies point inwards", () => {
     expect(offending.map(shown), `imports of ${outer}`).toEqual([]);
   });
 });
+
+describe("the layout shows its parts", () => {
+  /** Every folder under src, with the source files directly in it. */
+  const folders = (dir: string): { folder: string; files: number }[] => {
+    const entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
+    const files = entries.filter((e) => e.isFile() && e.name.endsWith(".ts")).length;
+    return [
+      { folder: dir, files },
+      ...entries.filter((e) => e.isDirectory()).flatMap((e) => folders(`${dir}/${e.name}`)),
+    ];
+  };
+
+  it("has no folder of more than 15 source files", () => {
+    const crowded = folders("src").filter((f) => f.files > 15);
+    expect(crowded).toEqual([]);
+    expect(folders("src").length).toBeGreaterThan(20);
+  });
+});

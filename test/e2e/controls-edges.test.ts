@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { STOP_FAILED } from "../../src/slack/controls.js";
+import { STOP_FAILED } from "../../src/slack/surfaces/controls.js";
 import {
   CHANNEL,
   type Harness,

@@ -4,9 +4,9 @@
  * /metrics and thanked with a note only the presser sees, and presses the bot must refuse.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { REFUSAL_NOTES } from "../../src/slack/admission.js";
-import { FEEDBACK_THANKS } from "../../src/slack/feedback.js";
-import { FEEDBACK_ACTION_ID } from "../../src/slack/feedback-block.js";
+import { REFUSAL_NOTES } from "../../src/slack/admission/admission.js";
+import { FEEDBACK_ACTION_ID } from "../../src/slack/render/feedback-block.js";
+import { FEEDBACK_THANKS } from "../../src/slack/surfaces/feedback.js";
 import { DEFAULT_TEAM, feedbackPress } from "../../tools/slack-requests.js";
 import {
   CHANNEL,

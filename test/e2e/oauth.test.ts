@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BOT_SCOPES } from "../../src/slack/bot-scopes.js";
-import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
+import { BOT_SCOPES } from "../../src/slack/installations/bot-scopes.js";
+import { LINK_VIEW_ID } from "../../src/slack/surfaces/link-form.js";
 import type { FakeWorkspace } from "../../tools/fake-slack/server.js";
 import { appMention, nextTs, viewSubmission } from "../../tools/slack-requests.js";
 import {

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { NOT_OWNER } from "../../src/bridge/turn-ending.js";
-import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
+import { NOT_OWNER } from "../../src/bridge/turn/turn-ending.js";
+import { LINK_VIEW_ID } from "../../src/slack/surfaces/link-form.js";
 import { viewSubmission } from "../../tools/slack-requests.js";
 import {
   CHANNEL,

@@ -2,14 +2,14 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { PERSONAL_TOKEN } from "../../src/bridge/turn-ending.js";
+import { PERSONAL_TOKEN } from "../../src/bridge/turn/turn-ending.js";
 import {
   HOME_DM_ASSISTANT_ACTION,
   HOME_LINK_ACTION,
   HOME_UNLINK_ACTION,
-} from "../../src/slack/home-view.js";
-import { LINK_VIEW_ID, LINKING_OFF } from "../../src/slack/link-form.js";
-import { NOT_ADMIN } from "../../src/slack/people-controls.js";
+} from "../../src/slack/surfaces/home-view.js";
+import { LINK_VIEW_ID, LINKING_OFF } from "../../src/slack/surfaces/link-form.js";
+import { NOT_ADMIN } from "../../src/slack/surfaces/people-controls.js";
 import { DEFAULT_TEAM as TEAM } from "../../tools/slack-events.js";
 import { blockAction } from "../../tools/slack-interactions.js";
 import { viewSubmission } from "../../tools/slack-requests.js";

@@ -5,7 +5,7 @@
  * with the exact text, and the Slack calls must stay what one copy would make.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
+import { START_UNCONFIRMED } from "../../src/bridge/turn/turn-ending.js";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import {

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { NOT_RECORDED_NOTE } from "../../src/slack/shortcut.js";
+import { NOT_RECORDED_NOTE } from "../../src/slack/surfaces/shortcut.js";
 import { messageShortcut, nextTs, viewSubmission } from "../../tools/slack-requests.js";
 import { CHANNEL, type Harness, startHarness, USER } from "../support/bridge-harness.js";
 

@@ -6,8 +6,8 @@
  * installation's workspace, so both sides of a thread share one conversation.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { REFUSAL_NOTES } from "../../src/slack/admission.js";
-import { NOT_OWN_ADMIN } from "../../src/slack/people-controls.js";
+import { REFUSAL_NOTES } from "../../src/slack/admission/admission.js";
+import { NOT_OWN_ADMIN } from "../../src/slack/surfaces/people-controls.js";
 import { blockAction, DEFAULT_TEAM, slashCommand } from "../../tools/slack-requests.js";
 import {
   ASSISTANT_ID,

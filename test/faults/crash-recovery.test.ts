@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
+import { START_UNCONFIRMED } from "../../src/bridge/turn/turn-ending.js";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import { hasStopButton } from "../support/bridge-harness.js";

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Bridge } from "../../src/bridge/bridge.js";
 import type { Inbound } from "../../src/bridge/inbound.js";
-import { Relay } from "../../src/bridge/relay.js";
-import { TurnContent } from "../../src/bridge/turn-content.js";
-import { TurnRunner } from "../../src/bridge/turn-runner.js";
-import { ServiceBudget } from "../../src/service/budget.js";
+import { Relay } from "../../src/bridge/turn/relay.js";
+import { TurnContent } from "../../src/bridge/turn/turn-content.js";
+import { TurnRunner } from "../../src/bridge/turn/turn-runner.js";
+import { ServiceBudget } from "../../src/budgets/service/budget.js";
 import { ServiceClient } from "../../src/service/client.js";
-import { OVER_LIMIT_NOTE } from "../../src/slack/listeners.js";
+import { OVER_LIMIT_NOTE } from "../../src/slack/receiving/listeners.js";
 import { memoryStores } from "../../src/store/in-memory.js";
 import { systemClock } from "../../src/time.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { START_UNCONFIRMED } from "../../src/bridge/turn-ending.js";
+import { START_UNCONFIRMED } from "../../src/bridge/turn/turn-ending.js";
 import { CHANNEL, type Harness, hasStopButton, startHarness } from "../support/bridge-harness.js";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.js";
 import { SkippableClock } from "../support/manual-clock.js";

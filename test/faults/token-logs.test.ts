@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LINK_VIEW_ID } from "../../src/slack/link-form.js";
+import { LINK_VIEW_ID } from "../../src/slack/surfaces/link-form.js";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 import {

@@ -3,8 +3,8 @@
  * that applies it to every request, and the words a person reads when it says no.
  */
 import { describe, expect, it } from "vitest";
-import { describeFailure, NOT_OWNER } from "../../src/bridge/turn-ending.js";
-import { callerFor } from "../../src/bridge/turn-step.js";
+import { describeFailure, NOT_OWNER } from "../../src/bridge/turn/turn-ending.js";
+import { callerFor } from "../../src/bridge/turn/turn-step.js";
 import type { IdentityMode } from "../../src/config-people.js";
 import { Identities } from "../../src/people/identities.js";
 import { LinkNotices, linkNote, problemNote } from "../../src/people/link-notices.js";

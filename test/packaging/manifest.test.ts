@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BOT_SCOPES } from "../../src/slack/bot-scopes.js";
+import { BOT_SCOPES } from "../../src/slack/installations/bot-scopes.js";
 import { readManifestYaml, type Yaml } from "../support/manifest-yaml.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -25,7 +25,8 @@ const at = (...path: string[]): Yaml | undefined =>
 function listenedEvents(): string[] {
   const dir = join(ROOT, "src/slack");
   const names = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
+  const files = readdirSync(dir, { recursive: true, encoding: "utf8" });
+  for (const file of files.filter((f) => f.endsWith(".ts"))) {
     const text = readFileSync(join(dir, file), "utf8");
     for (const match of text.matchAll(/app\.event\("([a-z_]+)"/g)) names.add(match[1] as string);
   }
@@ -84,7 +85,7 @@ describe("manifest.yml", () => {
 
   it("grants the scope of every Web API method the bot calls", () => {
     const scopes = at("oauth_config", "scopes", "bot") as string[];
-    const webApi = readFileSync(join(ROOT, "src/slack/web-api.ts"), "utf8");
+    const webApi = readFileSync(join(ROOT, "src/slack/web-api/web-api.ts"), "utf8");
     const called = Object.keys(SCOPE_OF_METHOD).filter((method) => webApi.includes(`${method}(`));
     expect(called).toEqual(Object.keys(SCOPE_OF_METHOD));
     const missing = called.filter((method) => !scopes.includes(SCOPE_OF_METHOD[method] as string));

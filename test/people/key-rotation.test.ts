@@ -5,7 +5,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { RotationRefused, rotateAllKeys, rotateTokenKey } from "../../src/people/key-rotation.js";
 import { runRotation } from "../../src/people/rotate-key.js";
 import { TokenVault } from "../../src/people/token-vault.js";
-import { openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
+import { openBotToken, sealBotToken } from "../../src/slack/installations/bot-token-seal.js";
 import { memoryStores } from "../../src/store/in-memory.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";

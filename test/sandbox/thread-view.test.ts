@@ -7,7 +7,7 @@ import {
   statusText,
   stopTurnOf,
 } from "../../sandbox/thread-view.js";
-import { buildReply, type ReplyInput } from "../../src/slack/reply-blocks.js";
+import { buildReply, type ReplyInput } from "../../src/slack/render/reply-blocks.js";
 import type { Block } from "../../tools/fake-slack/blocks.js";
 
 const ctx = { botUserId: "UBOT", userId: "U0YOU" };

@@ -12,7 +12,7 @@ import {
   ProtocolError,
   ServerError,
 } from "../../src/service/errors.js";
-import { ServiceHttp } from "../../src/service/http.js";
+import { ServiceHttp } from "../../src/service/http/http.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { RecordingBudget } from "./fake-budget.js";
 import { type LocalHandler, type LocalServer, sendJson, startLocalServer } from "./local-server.js";

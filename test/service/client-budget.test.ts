@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ServiceBudget } from "../../src/service/budget.js";
+import { ServiceBudget } from "../../src/budgets/service/budget.js";
 import { type QueueInfo, ServiceClient } from "../../src/service/client.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 

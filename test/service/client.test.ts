@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ServiceBudget } from "../../src/service/budget.js";
+import { ServiceBudget } from "../../src/budgets/service/budget.js";
 import { ServiceClient, type ServiceClientOptions } from "../../src/service/client.js";
 import { AuthenticationError, BadRequestError, NotFoundError } from "../../src/service/errors.js";
 import type { RunStreamUpdate } from "../../src/service/run-stream.js";

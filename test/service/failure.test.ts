@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BudgetCanceled } from "../../src/service/budget.js";
+import { BudgetCanceled } from "../../src/budgets/service/budget.js";
 import {
   CanceledError,
   ConnectionError,

@@ -1,6 +1,6 @@
-import type { BudgetKind, BudgetTicket, QueuePosition } from "../../src/service/budget.js";
-import { BudgetCanceled } from "../../src/service/budget.js";
-import type { ClientBudget } from "../../src/service/http-options.js";
+import type { BudgetKind, BudgetTicket, QueuePosition } from "../../src/budgets/service/budget.js";
+import { BudgetCanceled } from "../../src/budgets/service/budget.js";
+import type { ClientBudget } from "../../src/service/http/http-options.js";
 
 /**
  * A budget that records what the client asks of it. Tickets are ready at once unless a

@@ -5,8 +5,13 @@ import {
   WebAPIRequestError,
 } from "@slack/web-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type EditTarget, Pacer, PacerError, type PacerOptions } from "../../src/slack/pacer.js";
-import { CallScheduler } from "../../src/slack/scheduler.js";
+import {
+  type EditTarget,
+  Pacer,
+  PacerError,
+  type PacerOptions,
+} from "../../src/slack/calls/pacer.js";
+import { CallScheduler } from "../../src/slack/calls/scheduler.js";
 import { fakeSender, fire, msg, tick, track } from "../support/fake-edit-sender.js";
 
 const T0 = 1_000_000;

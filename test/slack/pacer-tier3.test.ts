@@ -1,6 +1,6 @@
 import { WebAPIRateLimitedError } from "@slack/web-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type EditTarget, Pacer } from "../../src/slack/pacer.js";
+import { type EditTarget, Pacer } from "../../src/slack/calls/pacer.js";
 
 const T0 = 1_000_000;
 const TIER3_PER_MINUTE = 50;

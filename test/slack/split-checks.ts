@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { escapeMrkdwn } from "../../src/slack/mrkdwn.js";
+import { escapeMrkdwn } from "../../src/slack/render/mrkdwn.js";
 import { endsInsideFence, fenceStates } from "./markdown-samples.js";
 
 export interface Limits {

@@ -1,6 +1,6 @@
 import { LogLevel, WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type SlackWebApi, slackWebApi } from "../../src/slack/web-api.js";
+import { type SlackWebApi, slackWebApi } from "../../src/slack/web-api/web-api.js";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";
 
 /** The agent surface's Web API adapters over a real WebClient, against the fake Slack. */

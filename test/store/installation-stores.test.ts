@@ -2,7 +2,11 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BotTokenSealBroken, openBotToken, sealBotToken } from "../../src/slack/bot-token-seal.js";
+import {
+  BotTokenSealBroken,
+  openBotToken,
+  sealBotToken,
+} from "../../src/slack/installations/bot-token-seal.js";
 import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
 import type { StoredInstallation, Stores } from "../../src/store/stores.js";

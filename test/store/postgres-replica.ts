@@ -9,7 +9,7 @@
  * it found, or `{ "error": message }`.
  */
 import { createInterface } from "node:readline";
-import { SlotTable } from "../../src/store/postgres/budgets/slots.js";
+import { SlotTable } from "../../src/budgets/postgres/slots.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
 import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
 

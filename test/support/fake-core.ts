@@ -1,6 +1,6 @@
-import { Relay } from "../../src/bridge/relay.js";
-import { TurnContent } from "../../src/bridge/turn-content.js";
-import { type TurnLimits, TurnRunner } from "../../src/bridge/turn-runner.js";
+import { Relay } from "../../src/bridge/turn/relay.js";
+import { TurnContent } from "../../src/bridge/turn/turn-content.js";
+import { type TurnLimits, TurnRunner } from "../../src/bridge/turn/turn-runner.js";
 import type { Stores } from "../../src/store/stores.js";
 import type { Clock } from "../../src/time.js";
 import { FakeReplies } from "./fake-replies.js";

@@ -1,5 +1,5 @@
 import { vi } from "vitest";
-import type { EditTarget } from "../../src/slack/pacer.js";
+import type { EditTarget } from "../../src/slack/calls/pacer.js";
 
 /** A fake `chat.update` for the pacer's tests, with the small tools those tests share. */
 

@@ -6,7 +6,7 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../../src/bridge/ports.js";
-import { TurnReply } from "../../src/bridge/turn-reply.js";
+import { TurnReply } from "../../src/bridge/turn/turn-reply.js";
 import type { TurnStore } from "../../src/store/stores.js";
 import type { Turn } from "../../src/store/turn.js";
 

@@ -8,7 +8,7 @@ import {
   type SharedBudgetOptions,
   type SharedBudgets,
   sharedBudgets,
-} from "../../src/store/postgres/budgets/shared-budgets.js";
+} from "../../src/budgets/postgres/shared-budgets.js";
 import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
 import { postgresUrl, testSchema } from "./postgres.js";
 

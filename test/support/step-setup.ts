@@ -1,6 +1,6 @@
 import { LiveTurn } from "../../src/bridge/live-turn.js";
-import { TurnReply } from "../../src/bridge/turn-reply.js";
-import type { StepContext } from "../../src/bridge/turn-step.js";
+import { TurnReply } from "../../src/bridge/turn/turn-reply.js";
+import type { StepContext } from "../../src/bridge/turn/turn-step.js";
 import { memoryStores } from "../../src/store/in-memory.js";
 import type { Turn } from "../../src/store/turn.js";
 import { FakeReplies } from "./fake-replies.js";

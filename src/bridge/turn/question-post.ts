@@ -1,0 +1,68 @@
+import type { TurnStore } from "../../store/stores.js";
+import type { Turn } from "../../store/turn.js";
+import type { AssistantService } from "../ports.js";
+import { throughOutage } from "./outage.js";
+import { serviceThreadOf } from "./thread-open.js";
+import type { TurnContent } from "./turn-content.js";
+import { callerOf, type StepContext } from "./turn-step.js";
+
+/**
+ * The step that posts a turn's question to its service thread exactly once. The attempt
+ * is recorded before it is sent (`posting`); a turn found `posting` (a crash, or a failure
+ * after sending) looks for its message in the thread before posting again.
+ */
+export class QuestionPost {
+  constructor(
+    private readonly deps: {
+      service: AssistantService;
+      turns: TurnStore;
+      content: TurnContent;
+      /** Resolves once the attempt's record would survive a power cut (Stores.durable). */
+      durable?: () => Promise<void>;
+    },
+  ) {}
+
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.serviceMessageId !== null) return turn;
+    const { service, turns, content } = this.deps;
+    const threadId = serviceThreadOf(context);
+    const text = turn.serviceContent ?? turn.content;
+    let current = turn;
+    const posted = await throughOutage(async () => {
+      if (current.state === "posting") {
+        const found = await this.findPosted(threadId, text, turn.conversationId, context);
+        if (found) return turns.recordMessage(turn.id, found);
+      }
+      // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after it
+      // looks before posting again.
+      current = await turns.recordPostAttempt(turn.id);
+      await this.deps.durable?.();
+      const message = await service.postMessage(threadId, { content: text }, callerOf(context));
+      return turns.recordMessage(turn.id, message.id);
+    }, context.outage);
+    await content.posted(posted, context.conversation);
+    return posted;
+  };
+
+  /**
+   * This turn's message, if an earlier attempt posted it: the newest user message with the
+   * same content that comes after every message earlier turns of the conversation posted
+   * (the same question asked twice must not be taken for the earlier one).
+   */
+  private async findPosted(
+    threadId: string,
+    content: string,
+    conversationId: number,
+    context: StepContext,
+  ): Promise<string | undefined> {
+    const claimed = await this.deps.turns.serviceMessageIds(conversationId);
+    // Read as the thread's owner: the service shows a thread only to the token that made it.
+    const messages = await this.deps.service.listMessages(threadId, callerOf(context));
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i];
+      if (!message || claimed.has(message.id)) return undefined;
+      if (message.content === content && (message.role ?? "user") === "user") return message.id;
+    }
+    return undefined;
+  }
+}

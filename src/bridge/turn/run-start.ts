@@ -1,0 +1,134 @@
+import type { RunSettings, SettingsStore, TurnStore } from "../../store/stores.js";
+import type { Turn } from "../../store/turn.js";
+import type { Clock } from "../../time.js";
+import type { AssistantService, Run } from "../ports.js";
+import { throughOutage } from "./outage.js";
+import { changedNothing } from "./service-failure.js";
+import { serviceThreadOf } from "./thread-open.js";
+import { callerOf, type StepContext } from "./turn-step.js";
+
+/**
+ * A run start was sent and whether the service started the run cannot be known: it failed
+ * after it may have reached the service, or the turn was found `run_starting` after a
+ * restart. The interface offers no way to find a thread's runs, and a second start would
+ * make the assistant answer twice, so the turn ends here (turn-ending.ts says so).
+ */
+export class RunStartUnknown extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super("the run start was sent but its outcome is unknown", options);
+    this.name = "RunStartUnknown";
+  }
+}
+
+/**
+ * The step that starts a turn's run on its posted message, at most once. The person's
+ * settings for the channel are read when the start is sent (after any wait in the service
+ * budget) and recorded with the attempt (`run_starting`) once the start has its connection,
+ * just before a byte is written: a process that dies while the connection opens leaves the
+ * turn `message_posted`, to be started by whoever resumes it. The run id and the moment it
+ * started are recorded once the service answers.
+ *
+ * Only a start that certainly started nothing (a 429, a connection never made) is sent
+ * again, through the outage loop. A stop aborts the start while it waits in the budget, but
+ * never once it is sent: the run the service may be creating would go on unseen. The runner
+ * stops that run as soon as its id is known.
+ */
+export class RunStart {
+  constructor(
+    private readonly deps: {
+      service: AssistantService;
+      turns: TurnStore;
+      settings: SettingsStore;
+      clock: Clock;
+      /** Resolves once the attempt's record would survive a power cut (Stores.durable). */
+      durable?: () => Promise<void>;
+    },
+  ) {}
+
+  /** The turn unchanged (no run) when it was stopped while its start waited in the budget. */
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.runId !== null || turn.serviceMessageId === null) return turn;
+    // Sent by an earlier process (or before a shutdown) that never learnt the outcome.
+    if (turn.state === "run_starting") throw new RunStartUnknown();
+    const { live } = context;
+    let run: Run;
+    try {
+      run = await throughOutage(() => this.attempt(turn, context), context.outage);
+    } catch (error) {
+      // Stopped while the start waited (in the budget, or to be sent again): nothing started.
+      const unknown = error instanceof RunStartUnknown;
+      if (live.stopped && live.waits.signal.aborted && !unknown) return turn;
+      throw error;
+    }
+    const started = await this.deps.turns.recordRunStart(turn.id, {
+      runId: run.id,
+      startedAt: this.deps.clock.now(),
+    });
+    live.reply.status({ kind: "working" });
+    return started;
+  };
+
+  /** One start, sent at most once; throws RunStartUnknown when it may have started a run. */
+  private async attempt(turn: Turn, context: StepContext): Promise<Run> {
+    const { service, turns, settings } = this.deps;
+    const { live } = context;
+    const key = { team: turn.team, channel: turn.channel, user: turn.user };
+    const triggerMessageId = turn.serviceMessageId as string;
+    const waits = untilSent(context.outage.signal ?? live.waits.signal);
+    // Read when the body is built, which is before it is sent.
+    let sent: RunSettings | undefined;
+    let recorded = false;
+    let recordFailure: unknown;
+    try {
+      return await service.startRun(
+        serviceThreadOf(context),
+        async () => {
+          sent = await settings.get(key);
+          return { triggerMessageId, ...sent };
+        },
+        {
+          ...callerOf(context),
+          signal: waits.signal,
+          onQueued: (p) =>
+            live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
+          // Once this attempt has its connection; not a byte is written before this resolves.
+          onSend: async () => {
+            waits.detach();
+            try {
+              await turns.recordRunAttempt(turn.id, sent as RunSettings);
+              await this.deps.durable?.();
+            } catch (error) {
+              recordFailure = error;
+              throw error;
+            }
+            recorded = true;
+          },
+        },
+      );
+    } catch (error) {
+      // The attempt could not be recorded, so it was not sent: the store's error, as it is.
+      if (recordFailure !== undefined) throw recordFailure;
+      if (!recorded) throw error;
+      if (!changedNothing(error)) throw new RunStartUnknown({ cause: error });
+      await turns.recordRunNotStarted(turn.id);
+      throw error;
+    } finally {
+      waits.detach();
+    }
+  }
+}
+
+/**
+ * A signal that follows `source` (the turn's waits: a stop, a shutdown) until `detach()`:
+ * the start's wait in the budget ends with it, the request once sent does not.
+ */
+function untilSent(source: AbortSignal): { signal: AbortSignal; detach(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort(source.reason);
+  if (source.aborted) abort();
+  else source.addEventListener("abort", abort, { once: true });
+  return {
+    signal: controller.signal,
+    detach: () => source.removeEventListener("abort", abort),
+  };
+}

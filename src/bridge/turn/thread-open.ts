@@ -1,0 +1,43 @@
+import type { ConversationStore } from "../../store/stores.js";
+import type { Turn } from "../../store/turn.js";
+import type { AssistantService } from "../ports.js";
+import { throughOutage } from "./outage.js";
+import { callerOf, type StepContext } from "./turn-step.js";
+
+/**
+ * The first step: the conversation's service thread, opened once and kept on the conversation
+ * with whom it was opened as (the asker's own token, or the shared one): the service keeps a
+ * thread for the token that created it, so every later call about it is sent as that owner.
+ */
+export function threadOpen(service: AssistantService, conversations: ConversationStore) {
+  return async (turn: Turn, context: StepContext): Promise<Turn> => {
+    const { conversation } = context;
+    if (conversation.serviceThreadId) return turn;
+    let openedAs: string | null = null;
+    const thread = await throughOutage(
+      () =>
+        service.openThread(
+          { assistantId: conversation.assistantId },
+          {
+            ...callerOf(context),
+            // The attempt that is answered is the last one sent.
+            onSend: (sent) => {
+              openedAs = sent.identity;
+            },
+          },
+        ),
+      context.outage,
+    );
+    // Set once (a second call keeps the first), and read back: the thread kept is the one used.
+    context.conversation =
+      (await conversations.setServiceThread(conversation.id, thread.id, openedAs)) ?? conversation;
+    return turn;
+  };
+}
+
+/** The service thread of a context whose first step has run. */
+export function serviceThreadOf(context: StepContext): string {
+  const id = context.conversation.serviceThreadId;
+  if (!id) throw new Error(`conversation ${context.conversation.id} has no service thread`);
+  return id;
+}

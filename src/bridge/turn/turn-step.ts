@@ -1,0 +1,38 @@
+import type { Conversation } from "../../store/stores.js";
+import type { Turn } from "../../store/turn.js";
+import type { LiveTurn } from "../live-turn.js";
+import type { Caller } from "../ports.js";
+import type { OutageOptions } from "./outage.js";
+
+/** What every step of a turn is given besides the turn's record. */
+export interface StepContext {
+  live: LiveTurn;
+  /** The turn's conversation, as of the last step that changed it. */
+  conversation: Conversation;
+  /** How the step's service calls ride out an outage (retries, the "keeps trying" note). */
+  outage: OutageOptions;
+  /** Whose turn it is: the fairness key in the service budget. */
+  party: string;
+}
+
+/**
+ * One step of the runner: does its part unless the stored turn says it is done, records
+ * the result through the turn store's transition, and returns the turn as recorded.
+ */
+export type TurnStep = (turn: Turn, context: StepContext) => Promise<Turn>;
+
+/**
+ * Who a step's service calls are for: the asker, and whose the conversation's service thread
+ * is once that is known (the service answers a thread only to the token that created it).
+ */
+export function callerOf(context: StepContext): Caller {
+  return callerFor(context.party, context.conversation);
+}
+
+/** The caller of a call for `party` (of the conversation's workspace) about its service thread. */
+export function callerFor(party: string, conversation: Conversation | undefined): Caller {
+  if (!conversation) return { party };
+  const owner = conversation.serviceThreadOwner;
+  const caller = { party, workspace: conversation.team };
+  return owner === null ? caller : { ...caller, threadOwner: owner };
+}

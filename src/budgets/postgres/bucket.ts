@@ -1,0 +1,157 @@
+import type { Allowance, QueuePlace } from "../allowance.js";
+import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../gcra.js";
+import type { BudgetDb } from "./budget-db.js";
+import { EarliestTake, fresh } from "./earliest.js";
+import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
+import { firstInLine, queueUp, waiterParams, withdrawWaiter } from "./waiters.js";
+
+/** What the table says of one bucket at an instant. */
+interface Seen {
+  now: number;
+  arrival: number;
+  pausedUntil: number;
+}
+
+/** What a take's statement answers. */
+interface TakeRow {
+  /** The arrival time after the take; null: refused. */
+  taken: number | null;
+  /** The arrival time as the take found it; null: the bucket is full. */
+  arrival: number | null;
+  paused_until: number;
+  /** Another replica's call ranks before this one (waiters.ts). */
+  behind: boolean;
+}
+
+/**
+ * A replica that stopped asking for a bucket holds the others back for at most two tokens'
+ * spacing and this long more, ms (waiters.ts: `live_until`).
+ */
+const WAITER_GRACE_MS = 1_000;
+
+/**
+ * A token bucket (rate/gcra.ts) that replicas share: its arrival time is one row of
+ * `budget_buckets`, its 429 pause one of `budget_pauses`, and who waits for it rows of
+ * `budget_waiters`.
+ *
+ * A take is one statement: an upsert whose update happens only when the bucket allows a take
+ * at `now`, no pause holds and no other replica's call waits with a lower rank, under the
+ * row's lock, so two replicas taking the last token at once cannot both get it. The same
+ * statement answers what a refused take needs to know of when to try again, and keeps this
+ * replica's place among the waiters. readyAt reads the row and computes with the same functions
+ * as the in-memory bucket; what it read is kept for SEEN_MS (earliest.ts), since the scheduler
+ * asks every lane at one instant and the take decides anyway.
+ */
+export class PostgresBucket implements Allowance {
+  private seen: Seen | undefined;
+  private readonly earliest = new EarliestTake();
+  /** This replica's row in `budget_waiters` ranks a call (it may hold others back). */
+  private waiting = false;
+
+  constructor(
+    private readonly budgets: BudgetDb,
+    private readonly key: string,
+    private readonly rules: GcraRules,
+  ) {}
+
+  readyAt(now: number, ahead = 0): number {
+    const known = ahead === 0 ? this.earliest.ahead(now) : undefined;
+    if (known !== undefined) return known;
+    const seen = this.read(now);
+    if (!seen) return this.budgets.retryAt(now);
+    const ready = Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
+    return ahead === 0 ? this.earliest.learnt(ready) : ready;
+  }
+
+  tryTake(now: number, place?: QueuePlace): boolean {
+    if (this.earliest.ahead(now) !== undefined) return false;
+    this.seen = undefined;
+    const row = this.budgets.attempt(
+      now,
+      () => this.take(now, place),
+      () => undefined,
+    );
+    if (row === undefined) {
+      this.budgets.refused();
+      this.readyAt(now);
+      return false;
+    }
+    this.waiting = place !== undefined && (row.taken !== null ? place.next : place.rank) < Infinity;
+    if (row.taken !== null) {
+      // Taken: no pause holds at `now`, and the next take can go no earlier than this.
+      this.seen = { now, arrival: row.taken, pausedUntil: Number.NEGATIVE_INFINITY };
+      this.earliest.learnt(gcraReadyAt(row.taken, now, 0, this.rules));
+      return true;
+    }
+    this.budgets.refused();
+    this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
+    // Behind another replica's call: that one takes the token there is, this one the next.
+    // With no token now, this one asks again when it comes: the other's call may be gone by
+    // then (a replica's row lasts a while after its last call).
+    const tokenNow = gcraReadyAt(this.seen.arrival, now, 0, this.rules) <= now;
+    const ahead = row.behind && tokenNow ? 1 : 0;
+    this.earliest.learnt(
+      Math.max(gcraReadyAt(this.seen.arrival, now, ahead, this.rules), row.paused_until),
+    );
+    return false;
+  }
+
+  withdraw(): void {
+    if (!this.waiting) return;
+    this.waiting = false;
+    withdrawWaiter(this.budgets.db, this.key, this.budgets.holder);
+  }
+
+  pauseUntil(until: number): void {
+    this.seen = undefined;
+    this.earliest.learnt(until);
+    pause(this.budgets.db, this.key, until);
+  }
+
+  /**
+   * The take's statement. Its condition is gcraReadyAt(arrival, now, 0) <= now, which is
+   * ceil(max(arrival, now) - tolerance) <= now; the new arrival is gcraAfterTake's. A missing
+   * row is a full bucket. Every part reads the rows as they were before the take.
+   */
+  private take(now: number, place: QueuePlace | undefined): TakeRow | undefined {
+    const liveUntil = now + 2 * this.rules.spacingMs + WAITER_GRACE_MS;
+    return this.budgets.db.first<TakeRow>(
+      `WITH taken AS (
+         INSERT INTO budget_buckets AS b (key, arrival)
+         SELECT $1, $3::float8 WHERE NOT ${PAUSED} AND ${firstInLine(6)}
+         ON CONFLICT (key) DO UPDATE SET arrival = GREATEST(b.arrival, $2::float8) + $4::float8
+           WHERE ceil(GREATEST(b.arrival, $2::float8) - $5::float8) <= $2::float8
+         RETURNING arrival
+       ), ${queueUp(6)}
+       SELECT (SELECT arrival FROM taken) AS taken,
+              (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
+              ${PAUSED_UNTIL} AS paused_until,
+              NOT ${firstInLine(6)} AS behind`,
+      [
+        this.key,
+        now,
+        gcraAfterTake(FULL, now, this.rules),
+        this.rules.spacingMs,
+        this.rules.toleranceMs,
+        ...waiterParams(this.budgets.holder, place, liveUntil),
+      ],
+    );
+  }
+
+  private read(now: number): Seen | undefined {
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return this.seen;
+    this.seen = this.budgets.attempt(
+      now,
+      () => {
+        const row = this.budgets.db.first<{ arrival: number | null; paused_until: number }>(
+          `SELECT (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
+                  ${PAUSED_UNTIL} AS paused_until`,
+          [this.key],
+        );
+        return { now, arrival: row?.arrival ?? FULL, pausedUntil: row?.paused_until ?? FULL };
+      },
+      () => undefined,
+    );
+    return this.seen;
+  }
+}

@@ -1,0 +1,65 @@
+import { migrate } from "../../store/postgres/migrations.js";
+import type { SyncPostgres } from "../../store/postgres/sync-client.js";
+import type { AllowanceScope, Allowances } from "../allowance.js";
+import { gcraRules } from "../gcra.js";
+import type { SlotWindows } from "../service/slot-window.js";
+import { SLACK_MINUTE_MS, windowRules } from "../window.js";
+import { PostgresBucket } from "./bucket.js";
+import { BudgetDb, type BudgetDbOptions } from "./budget-db.js";
+import { PostgresSlotWindow, type SharedSlotOptions } from "./service-slots.js";
+import { SlotTable } from "./slots.js";
+import { PostgresWindow } from "./window.js";
+
+export interface SharedBudgetOptions extends BudgetDbOptions, SharedSlotOptions {
+  /**
+   * The schema is already current (the bot's stores migrated it on their own connection):
+   * the budgets' connection, with its short call timeout, must not wait behind the migration
+   * lock another replica holds while it migrates. Default false: migrated here first.
+   */
+  migrated?: boolean;
+}
+
+/** The budgets replicas share, to hand to the Slack call scheduler and the service budget. */
+export interface SharedBudgets {
+  /** For `new CallScheduler({ allowances })`: each workspace's methods and lanes. */
+  allowances: Allowances;
+  /** For `new ServiceBudget({ windows })`: each token's run starts and requests. */
+  slotWindows: SlotWindows;
+  /** Deletes rows nobody counts any more (done by the takes themselves every 10 minutes). */
+  sweep(now: number): void;
+}
+
+/**
+ * Slack's and the service's budgets kept in PostgreSQL (schema migration 2), so that N
+ * replicas on one database make no more calls than one would, and a 429 met by one holds
+ * every one back until its Retry-After. The connection's schema is migrated first (as
+ * openPostgresStores does), unless the caller says it already is.
+ *
+ * Keys name the budget, never a secret: `slack:<team>:<method>` (a workspace's budget of a
+ * method), `slack:<team>:<method>:<lane>` (a lane's own pace: a channel's posts),
+ * `service:<user>:<kind>`, where the service budget's user is already a token's fingerprint
+ * (service/credential.ts budgetUser).
+ *
+ * Every replica computes with its own clock: their clocks must agree (NTP keeps them within
+ * milliseconds; a skew of s ms moves a budget's edges by s ms).
+ */
+export function sharedBudgets(db: SyncPostgres, options: SharedBudgetOptions = {}): SharedBudgets {
+  if (options.migrated !== true) migrate(db);
+  const budgets = new BudgetDb(db, options);
+  const slots = new SlotTable(db);
+  return {
+    allowances: (scope, rules) => {
+      const key = slackKey(scope);
+      return rules.window
+        ? new PostgresWindow(budgets, slots, key, windowRules(rules.perMinute, SLACK_MINUTE_MS))
+        : new PostgresBucket(budgets, key, gcraRules(rules.perMinute, rules.burst));
+    },
+    slotWindows: (rules) =>
+      new PostgresSlotWindow(budgets, slots, `service:${rules.user}:${rules.kind}`, rules, options),
+    sweep: (now) => budgets.sweep(now),
+  };
+}
+
+function slackKey({ team, method, lane }: AllowanceScope): string {
+  return lane === undefined ? `slack:${team}:${method}` : `slack:${team}:${method}:${lane}`;
+}

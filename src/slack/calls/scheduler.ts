@@ -1,0 +1,320 @@
+import type {
+  Allowance,
+  AllowanceRules,
+  AllowanceScope,
+  Allowances,
+  QueuePlace,
+} from "../../budgets/allowance.js";
+import { localAllowances } from "../../budgets/local-allowances.js";
+import { backoffMs, type Clock, systemClock } from "../../time.js";
+import { classifyCallFailure } from "../web-api/call-failure.js";
+import { Alarm } from "./alarm.js";
+import { type Lane, type Lanes, type MethodBudget, notify } from "./lane.js";
+
+export type { Lane, Lanes, MethodBudget } from "./lane.js";
+
+export interface SchedulerOptions {
+  /** Time for every budget, pause and backoff; default the system clock. */
+  clock?: Clock;
+  /** Jitter source of the backoff, in [0, 1); default Math.random. Tests pass a constant. */
+  random?: () => number;
+  /**
+   * Where each workspace's budgets (per method, and per lane for the policies whose lanes
+   * have a pace of their own) are kept; default this process's memory. Replicas pass budgets
+   * kept in the database they share (store/postgres/budgets/), so that together they make no
+   * more calls than one would, and a 429 met by one holds back all.
+   */
+  allowances?: Allowances;
+}
+
+/** No single backoff is longer, ms. */
+const MAX_BACKOFF_MS = 30_000;
+
+interface Method {
+  name: string;
+  budget: MethodBudget<Lane>;
+  closed: boolean;
+  landed: number;
+  rateLimited: number;
+}
+
+interface Entry {
+  lane: Lane;
+  inFlight: boolean;
+  /** A backoff, or a 429 that pauses only this lane: nothing goes before then. */
+  notBefore: number;
+}
+
+/** A method's allowance rules, without the policy's hooks. */
+function rulesOf(budget: MethodBudget<Lane>): AllowanceRules {
+  const { perMinute, burst, window } = budget;
+  return window === undefined ? { perMinute, burst } : { perMinute, burst, window };
+}
+
+/** One method in one workspace. */
+interface Share {
+  method: Method;
+  /** The method's budget in the workspace: a paced bucket, or a window (MethodBudget.window). */
+  bucket: Allowance;
+  /** A 429 that pauses the whole method: nothing of it goes before then. */
+  pausedUntil: number;
+  entries: Map<string, Entry>;
+}
+
+interface Workspace {
+  shares: Map<string, Share>;
+  alarm: Alarm;
+  pumpQueued: boolean;
+}
+
+/**
+ * Hands out the Slack calls of every workspace from its budgets: per workspace a token bucket
+ * (or a sliding window) per method, one alarm for the next instant anything can go, and one pump that starts what
+ * can. Policies (the edit pacer, the post gate) register a method and keep lanes; the
+ * scheduler keeps one call in flight per lane, pauses what a 429 concerns, and backs a lane
+ * off after transient failures.
+ */
+export class CallScheduler {
+  readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly allowances: Allowances;
+  private readonly methods = new Map<string, Method>();
+  private readonly workspaces = new Map<string, Workspace>();
+  private closed = false;
+
+  constructor(options: SchedulerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.allowances = options.allowances ?? localAllowances;
+  }
+
+  /** Gives `name` its budget; one policy per method, so registering twice throws. */
+  register<L extends Lane>(name: string, budget: MethodBudget<L>): Lanes<L> {
+    if (this.methods.has(name)) throw new Error(`${name} already has a budget`);
+    // Fail at registration, not at the first call (in memory: nothing is written anywhere).
+    localAllowances({ team: "", method: name }, rulesOf(budget as MethodBudget<Lane>));
+    const method: Method = {
+      name,
+      budget: budget as MethodBudget<Lane>,
+      closed: this.closed,
+      landed: 0,
+      rateLimited: 0,
+    };
+    this.methods.set(name, method);
+    return {
+      get closed() {
+        return method.closed;
+      },
+      get: (team, key, create) => {
+        const { entries } = this.share(team, method);
+        let entry = entries.get(key);
+        if (!entry) {
+          entry = { lane: create(), inFlight: false, notBefore: Number.NEGATIVE_INFINITY };
+          entries.set(key, entry);
+        }
+        return entry.lane as L;
+      },
+      find: (team, key) =>
+        this.workspaces.get(team)?.shares.get(name)?.entries.get(key)?.lane as L | undefined,
+      all: () =>
+        [...this.workspaces.values()]
+          .flatMap((ws) => [...(ws.shares.get(name)?.entries.values() ?? [])])
+          .map((e) => e.lane as L),
+      wake: (team) => this.schedule(this.workspace(team)),
+      counts: () => ({ landed: method.landed, rateLimited: method.rateLimited }),
+      close: () => this.closeMethod(method),
+    };
+  }
+
+  /**
+   * How long a new call of `method` in workspace `team` would wait for the method's budget if
+   * it were asked for now, ms (0: at once): the bucket, a 429 pause, and one token for each
+   * lane already waiting. Read-only: nothing is taken or scheduled. A reply strategy reads it
+   * to choose the way an answer is shown from what each method has left.
+   */
+  waitFor(team: string, method: string): number {
+    if (!this.methods.has(method)) throw new Error(`${method} has no budget`);
+    const share = this.workspaces.get(team)?.shares.get(method);
+    if (!share) return 0;
+    const now = this.clock.now();
+    let waiting = 0;
+    for (const entry of share.entries.values()) {
+      if (!entry.inFlight && entry.lane.readyAt(now) !== undefined) waiting++;
+    }
+    const ready = Math.max(share.bucket.readyAt(now, waiting), share.pausedUntil);
+    return Math.max(0, ready - now);
+  }
+
+  /**
+   * The allowance of a lane with a pace of its own (a channel's posts), kept where the
+   * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
+   */
+  allowance(scope: Required<AllowanceScope>, rules: AllowanceRules): Allowance {
+    return this.allowances(scope, rules);
+  }
+
+  /** Stops every method; the workspaces' alarms are cleared. */
+  close(): void {
+    this.closed = true;
+    for (const method of this.methods.values()) this.closeMethod(method);
+    for (const ws of this.workspaces.values()) ws.alarm.clear();
+  }
+
+  private closeMethod(method: Method): void {
+    if (method.closed) return;
+    method.closed = true;
+    for (const ws of this.workspaces.values()) {
+      for (const entry of ws.shares.get(method.name)?.entries.values() ?? []) entry.lane.close();
+      // The alarm may have been set for this method only.
+      this.schedule(ws);
+    }
+  }
+
+  private workspace(team: string): Workspace {
+    const found = this.workspaces.get(team);
+    if (found) return found;
+    const alarm = new Alarm(() => this.pump(ws), this.clock);
+    const ws: Workspace = { shares: new Map(), alarm, pumpQueued: false };
+    this.workspaces.set(team, ws);
+    return ws;
+  }
+
+  private share(team: string, method: Method): Share {
+    const ws = this.workspace(team);
+    const found = ws.shares.get(method.name);
+    if (found) return found;
+    const bucket = this.allowances({ team, method: method.name }, rulesOf(method.budget));
+    const share: Share = {
+      method,
+      bucket,
+      pausedUntil: Number.NEGATIVE_INFINITY,
+      entries: new Map(),
+    };
+    ws.shares.set(method.name, share);
+    return share;
+  }
+
+  /** Pumps once after the current tick, so that calls given together are ordered together. */
+  private schedule(ws: Workspace): void {
+    if (ws.pumpQueued || this.closed) return;
+    ws.pumpQueued = true;
+    void Promise.resolve().then(() => {
+      ws.pumpQueued = false;
+      this.pump(ws);
+    });
+  }
+
+  /** Starts whatever can go now, then sets the workspace's one alarm for the next instant. */
+  private pump(ws: Workspace): void {
+    if (this.closed) return;
+    const now = this.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const share of ws.shares.values()) {
+      if (!share.method.closed) next = Math.min(next, this.pumpShare(ws, share, now));
+    }
+    if (next < Number.POSITIVE_INFINITY) ws.alarm.set(next);
+    else ws.alarm.clear();
+  }
+
+  /** Starts every call of one method that can go now; returns when the next one can. */
+  private pumpShare(ws: Workspace, share: Share, now: number): number {
+    // Lanes idle long enough are dropped, so that a long-running bot does not grow.
+    for (const [key, entry] of share.entries) {
+      if (!entry.inFlight && entry.lane.expired(now)) share.entries.delete(key);
+    }
+    for (;;) {
+      if (now < share.pausedUntil) return share.pausedUntil;
+      const { best, place, nextReady } = this.first(share, now);
+      if (!best) {
+        share.bucket.withdraw?.();
+        return nextReady;
+      }
+      if (!share.bucket.tryTake(now, place)) return share.bucket.readyAt(now);
+      // A lane's own pace kept in a shared database may have been spent by another replica
+      // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).
+      if (best.lane.take && !best.lane.take(now)) continue;
+      this.dispatch(ws, share, best, now);
+    }
+  }
+
+  /**
+   * The lane whose call goes first of those ready now (the lowest rank), its place in this
+   * process's queue for the budget, and when the next lane not yet ready will be.
+   */
+  private first(
+    share: Share,
+    now: number,
+  ): { best: Entry | undefined; place: QueuePlace; nextReady: number } {
+    let best: Entry | undefined;
+    const place = { rank: Number.POSITIVE_INFINITY, next: Number.POSITIVE_INFINITY };
+    let nextReady = Number.POSITIVE_INFINITY;
+    for (const entry of share.entries.values()) {
+      const wanted = entry.inFlight ? undefined : entry.lane.readyAt(now);
+      if (wanted === undefined) continue;
+      const readyAt = Math.max(wanted, entry.notBefore);
+      if (readyAt > now) {
+        nextReady = Math.min(nextReady, readyAt);
+        continue;
+      }
+      const rank = entry.lane.rank();
+      if (!best || rank < place.rank) {
+        place.next = Math.min(place.next, place.rank);
+        best = entry;
+        place.rank = rank;
+      } else place.next = Math.min(place.next, rank);
+    }
+    return { best, place, nextReady };
+  }
+
+  private dispatch(ws: Workspace, share: Share, entry: Entry, now: number): void {
+    entry.inFlight = true;
+    let call: Promise<unknown>;
+    try {
+      call = entry.lane.start(now);
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    call.then(
+      (value) => {
+        entry.inFlight = false;
+        share.method.landed++;
+        entry.lane.landed(value, this.clock.now());
+        this.schedule(ws);
+      },
+      (error: unknown) => {
+        entry.inFlight = false;
+        this.failed(ws, share, entry, error);
+      },
+    );
+  }
+
+  private failed(ws: Workspace, share: Share, entry: Entry, error: unknown): void {
+    const { method } = share;
+    if (method.closed) {
+      entry.lane.abandoned(error);
+      return;
+    }
+    const now = this.clock.now();
+    const failure = classifyCallFailure(error);
+    if (failure.kind === "rate_limited") {
+      method.rateLimited++;
+      const until = now + failure.retryAfterMs;
+      // Shared budgets carry the pause to the other replicas too.
+      if (method.budget.pauses === "lane") {
+        entry.notBefore = Math.max(entry.notBefore, until);
+        entry.lane.pauseUntil?.(until);
+      } else {
+        share.pausedUntil = Math.max(share.pausedUntil, until);
+        share.bucket.pauseUntil?.(until);
+      }
+      notify(() => method.budget.onRateLimited?.(entry.lane, failure.retryAfterMs));
+    }
+    const retry = entry.lane.failed(failure, error, now);
+    if (retry !== undefined) {
+      const baseMs = method.budget.retryDelayMs ?? 1_000;
+      const delay = backoffMs(retry, { baseMs, maxMs: MAX_BACKOFF_MS, random: this.random });
+      entry.notBefore = Math.max(entry.notBefore, now + delay);
+    }
+    this.schedule(ws);
+  }
+}

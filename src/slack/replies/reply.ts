@@ -1,0 +1,278 @@
+import type {
+  ReplyRecorder,
+  ReplyRenderer,
+  ReplyStrategy,
+  ReplyTarget,
+  ReplyView,
+} from "../../bridge/ports.js";
+import type { Clock } from "../../time.js";
+import type { Pacer } from "../calls/pacer.js";
+import type { PostGate } from "../calls/post-gate.js";
+import { splitFinal, splitInterim } from "../render/answer-split.js";
+import { buildReply, type ReplyPayload } from "../render/reply-blocks.js";
+import { refusedTable } from "../render/table-block.js";
+import { replyMark } from "../web-api/message-mark.js";
+import { postOnce } from "../web-api/post-once.js";
+import type { MarkedMessageQuery } from "../web-api/reply-lookup.js";
+import { FirstWords } from "./first-words.js";
+
+/** The Web API calls a reply needs; the Bolt app's WebClient provides them. */
+export interface ReplyClient {
+  postMessage(args: { channel: string; thread_ts: string } & ReplyPayload): Promise<{ ts: string }>;
+  deleteMessage(args: { channel: string; ts: string }): Promise<void>;
+}
+
+export interface PacedEditsOptions {
+  /** The Web API of a workspace (its calls carry that workspace's bot token). */
+  client: (team: string) => ReplyClient;
+  pacer: Pacer<ReplyPayload>;
+  postGate: PostGate;
+  onError?: (error: unknown, what: string) => void;
+  /**
+   * Finds a reply message in its thread by its mark (turn id and part index: reply-lookup.ts),
+   * for a post that may have reached Slack unrecorded: a retry, or a part an earlier process
+   * was posting when it stopped.
+   */
+  findMessage: (where: MarkedMessageQuery & { team: string }) => Promise<string | undefined>;
+  /**
+   * How long a reply that is starting or working, with nothing to read yet, waits for its
+   * first words before its first message is posted anyway, ms; default 0 (posted at once).
+   * Where Slack's status line shows that the assistant is working, the first words then ride
+   * on the first message instead of costing an edit from the workspace's shared budget.
+   */
+  firstWordsWaitMs?: number;
+  /** The clock of that wait; required when `firstWordsWaitMs` is above 0. */
+  clock?: Clock;
+}
+
+/**
+ * The first reply strategy: each turn's reply as Slack messages, one placeholder edited
+ * with `chat.update` through the workspace's pacer, and continuations for long answers.
+ */
+export class PacedEdits implements ReplyStrategy {
+  constructor(private readonly options: PacedEditsOptions) {}
+
+  render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
+    return new PacedEditReply(target, recorder, this.options);
+  }
+
+  /**
+   * The final edit of an answer that Slack already shows whole in one streamed message (its
+   * stream ended with the last words): the same words, without the Stop button, ranked behind
+   * every edit that shows an answer's words (pacer.ts).
+   */
+  tidy(target: ReplyTarget, recorder: ReplyRecorder, view: ReplyView): Promise<void> {
+    return new PacedEditReply(target, recorder, this.options, [view.body]).finish(view);
+  }
+}
+
+/**
+ * One turn's reply. Every change of the view is reconciled with the messages in Slack by
+ * one serialized loop: earlier parts of a long answer are finalized once they cannot
+ * change, the last part carries the status and the Stop button, and only the newest
+ * view is ever sent (the pacer coalesces edits).
+ */
+class PacedEditReply implements ReplyRenderer {
+  private readonly parts: string[];
+  /** Parts below this index had a post sent by an earlier process: each is looked for first. */
+  private readonly attemptedBefore: number;
+  private readonly sent = new Map<number, string>();
+  private latest: { view: ReplyView; final: boolean } | undefined;
+  private loop: Promise<void> | undefined;
+  private finalEdits: Promise<void>[] = [];
+  /** The view last given, for the placeholder's post. */
+  private newest: ReplyView | undefined;
+  /** The placeholder's post while it is on its way (or waits for the first words). */
+  private opening: Promise<void> | undefined;
+  private readonly firstWords: FirstWords;
+
+  constructor(
+    private readonly target: ReplyTarget,
+    private readonly recorder: ReplyRecorder,
+    private readonly options: PacedEditsOptions,
+    /**
+     * The answer is shown whole already, in these parts: the final edits only tidy them
+     * (PacedEdits.tidy), in the layout they have.
+     */
+    private readonly shown?: string[],
+  ) {
+    this.parts = [...target.parts];
+    this.attemptedBefore = target.postsAttempted ?? target.parts.length;
+    this.firstWords = new FirstWords(options.clock, options.firstWordsWaitMs ?? 0);
+  }
+
+  async open(view: ReplyView): Promise<void> {
+    if (this.parts.length > 0) return;
+    this.opening = (async () => {
+      await this.firstWords.wait(this.newest ?? view);
+      // Made when the post goes: words written while it waited for its turn ride on it.
+      await this.post(0, () => {
+        const shown = this.newest ?? view;
+        const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
+        return this.payload(shown, body, 0);
+      });
+    })();
+    await this.opening;
+  }
+
+  show(view: ReplyView): void {
+    this.latest = { view, final: false };
+    this.newest = view;
+    this.firstWords.seen(view);
+    this.kick();
+  }
+
+  async finish(view: ReplyView): Promise<void> {
+    this.latest = { view, final: true };
+    this.newest = view;
+    this.firstWords.end();
+    this.kick();
+    await this.loop;
+    const edits = this.finalEdits;
+    this.finalEdits = [];
+    await Promise.all(edits);
+  }
+
+  private kick(): void {
+    if (this.loop) return;
+    this.loop = (async () => {
+      // The first message being posted is where this shows: its post carries the newest view.
+      await this.opening?.catch(() => undefined);
+      while (this.latest) {
+        const next = this.latest;
+        this.latest = undefined;
+        try {
+          await this.sync(next.view, next.final);
+        } catch (error) {
+          if (next.final) {
+            this.loop = undefined;
+            throw error;
+          }
+          this.options.onError?.(error, "interim reply update");
+        }
+      }
+      this.loop = undefined;
+    })();
+    this.loop.catch(() => undefined);
+  }
+
+  private async sync(view: ReplyView, final: boolean): Promise<void> {
+    // The final layout shows tables as table blocks, each ending its message (splitFinal);
+    // while the answer is written they are text.
+    const bodies = final
+      ? (this.shown ?? splitFinal(view.body))
+      : view.body === ""
+        ? [""]
+        : splitInterim(view.body);
+    for (let i = 0; i < bodies.length; i++) {
+      const isLast = i === bodies.length - 1;
+      let payload = this.partPayload(view, bodies, i, final);
+      const asText = () => this.partPayload(view, bodies, i, false);
+      // A part found already in Slack shows what it was posted with: it is edited below.
+      if (this.parts[i] === undefined) {
+        payload = await this.orAsText(payload, asText, async (p) => {
+          await this.post(i, p);
+          return p;
+        });
+      }
+      const ts = this.parts[i] as string;
+      const key = JSON.stringify(payload);
+      if (this.sent.get(i) === key) continue;
+      this.sent.set(i, key);
+      const settled = final || !isLast;
+      const at = { team: this.target.team, channel: this.target.channel, ts };
+      const tidy = this.shown !== undefined;
+      const edit = this.orAsText(payload, asText, (p) =>
+        this.options.pacer.edit(at, p, { final: settled, tidy }),
+      );
+      if (settled) this.finalEdits.push(edit);
+      else edit.catch((error: unknown) => this.options.onError?.(error, "interim edit"));
+    }
+    if (final && this.parts.length > bodies.length) {
+      // The stream showed more parts than the final answer has: remove the extra ones.
+      const extra = this.parts.splice(bodies.length);
+      await this.recorder.parts([...this.parts]);
+      for (const ts of extra) {
+        await this.options
+          .client(this.target.team)
+          .deleteMessage({ channel: this.target.channel, ts })
+          .catch((error: unknown) => this.options.onError?.(error, "delete extra part"));
+      }
+    }
+  }
+
+  /**
+   * Sends `payload`; should Slack refuse its table block (`invalid_blocks`: Slack reads the
+   * block more narrowly than its reference), sends the same part with its table as text, so
+   * that the answer still ends whole.
+   */
+  private async orAsText<T>(
+    payload: ReplyPayload,
+    asText: () => ReplyPayload,
+    send: (payload: ReplyPayload) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await send(payload);
+    } catch (error) {
+      if (!refusedTable(error, payload)) throw error;
+      this.options.onError?.(error, "a table block Slack refused, shown as text");
+      return send(asText());
+    }
+  }
+
+  /** Part `i` of `bodies`: a finished earlier part, or the last with the view's status. */
+  private partPayload(view: ReplyView, bodies: string[], i: number, tables: boolean) {
+    if (i === bodies.length - 1) return this.payload(view, bodies[i] ?? "", i, tables);
+    return buildReply({
+      body: bodies[i] ?? "",
+      phase: { kind: "continued" },
+      turnId: this.target.turnId,
+      part: { index: i },
+      tables,
+    });
+  }
+
+  /** The last part's payload: the status line (and Stop button) go with it. */
+  private payload(view: ReplyView, body: string, index: number, tables = false): ReplyPayload {
+    return buildReply({
+      tables,
+      body,
+      phase: view.phase,
+      turnId: this.target.turnId,
+      notes: view.notes,
+      steps: view.steps,
+      part: { index },
+    });
+  }
+
+  /**
+   * Posts part `index` (the next one) once. The attempt is recorded before the post, and
+   * the post looks for the part's mark in the thread first on any retry, or when an earlier
+   * process recorded an attempt: a crash or a lost answer between Slack taking the part and
+   * its ts being recorded then continues in that message rather than posting a second.
+   */
+  private async post(index: number, make: ReplyPayload | (() => ReplyPayload)): Promise<void> {
+    const { channel, threadTs, team } = this.target;
+    const mayExist = index < this.attemptedBefore;
+    let payload: ReplyPayload | undefined;
+    if (!mayExist) await this.recorder.posting(index);
+    const { postGate, client, findMessage, onError } = this.options;
+    const result = await postOnce(
+      { team, channel },
+      {
+        postGate,
+        mayExist,
+        post: () => {
+          payload = typeof make === "function" ? make() : make;
+          return client(team).postMessage({ channel, thread_ts: threadTs, ...payload });
+        },
+        find: () =>
+          findMessage({ team, channel, threadTs, mark: replyMark(this.target.turnId, index) }),
+        onLookupRefused: (error) => onError?.(error, "look for a reply message"),
+      },
+    );
+    if (!result.found && payload) this.sent.set(index, JSON.stringify(payload));
+    this.parts.push(result.ts);
+    await this.recorder.parts([...this.parts]);
+  }
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { QuestionPost } from "../../../src/bridge/turn/question-post.js";
+import { TurnContent } from "../../../src/bridge/turn/turn-content.js";
+import { FakeServiceError } from "../../support/fake-service.js";
+import { stepSetup } from "../../support/step-setup.js";
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function setup() {
+  const s = await stepSetup();
+  const { turns, conversations } = s.stores;
+  const content = new TurnContent({
+    history: undefined,
+    turns,
+    conversations,
+    logger: quiet,
+    budgetChars: 0,
+  });
+  const post = new QuestionPost({ service: s.service, turns, content });
+  return { ...s, post };
+}
+
+describe("QuestionPost", () => {
+  it("records the attempt before the post is sent, then the message", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    const held = s.service.hold("postMessage");
+    const posting = s.post.step(t, await s.context(t));
+    await held.entered;
+    expect((await s.stores.turns.byId(t.id))?.state).toBe("posting");
+    held.release();
+    const posted = await posting;
+    expect(posted).toMatchObject({ state: "message_posted", serviceMessageId: "msg-1" });
+    expect(s.service.calls).toEqual([
+      { call: "postMessage", threadId: "thread-9", content: "What is up?" },
+    ]);
+  });
+
+  it("does nothing for a turn whose question is posted", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    const done = await s.stores.turns.recordMessage(t.id, "msg-0");
+    expect(await s.post.step(done, await s.context(done))).toBe(done);
+    expect(s.service.calls).toEqual([]);
+  });
+
+  it("after a failed attempt, finds the message the service kept instead of posting again", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    s.service.messages.push({ id: "msg-kept", content: "What is up?", role: "user" });
+    const posted = await s.post.step((await s.stores.turns.byId(t.id)) ?? t, await s.context(t));
+    expect(posted.serviceMessageId).toBe("msg-kept");
+    expect(s.service.count("postMessage")).toBe(0);
+  });
+
+  it("does not take an earlier turn's same question for this one", async () => {
+    const s = await setup();
+    const first = await s.composed(await s.turn("same?"));
+    await s.post.step(first, await s.context(first));
+    const again = await s.composed(await s.turn("same?"));
+    s.service.failNext("postMessage", new FakeServiceError("connection"));
+    await expect(s.post.step(again, await s.context(again))).rejects.toThrow("fake connection");
+    const resumed = (await s.stores.turns.byId(again.id)) ?? again;
+    expect(resumed.state).toBe("posting");
+    const posted = await s.post.step(resumed, await s.context(resumed));
+    expect(posted.serviceMessageId).not.toBe(first.serviceMessageId);
+    expect(s.service.messages.map((m) => m.content)).toEqual(["same?", "same?"]);
+  });
+});

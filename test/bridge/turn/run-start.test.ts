@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { RunStart, RunStartUnknown } from "../../../src/bridge/turn/run-start.js";
+import type { StepContext } from "../../../src/bridge/turn/turn-step.js";
+import type { Turn } from "../../../src/store/turn.js";
+import { FakeServiceError } from "../../support/fake-service.js";
+import { stepSetup } from "../../support/step-setup.js";
+
+async function setup() {
+  const s = await stepSetup();
+  const { turns, settings } = s.stores;
+  const start = new RunStart({ service: s.service, turns, settings, clock: s.clock });
+  /** A turn whose question is posted, as msg-7. */
+  const posted = async (): Promise<Turn> => {
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    return await s.stores.turns.recordMessage(t.id, "msg-7");
+  };
+  /** A context whose outage loop keeps trying for a minute (the default gives up at once). */
+  const patient = async (t: Turn): Promise<StepContext> => {
+    const context = await s.context(t);
+    return { ...context, outage: { ...context.outage, giveUpAfterMs: 60_000 } };
+  };
+  /** Runs the step to its end, moving the clock a second whenever it waits. */
+  const drive = async (work: Promise<Turn>): Promise<Turn> => {
+    let settled = false;
+    const done = work.finally(() => {
+      settled = true;
+    });
+    done.catch(() => {});
+    while (!settled) await s.clock.advance(1_000);
+    return done;
+  };
+  const state = async (t: Turn) => (await s.stores.turns.byId(t.id))?.state;
+  return { ...s, start, posted, patient, drive, state };
+}
+
+describe("RunStart", () => {
+  it("starts the run with the person's settings and records run, settings and start time", async () => {
+    const s = await setup();
+    await s.stores.settings.update(
+      { team: "T1", channel: "C1", user: "U1" },
+      { modelOverride: "max" },
+    );
+    const t = await s.posted();
+    const started = await s.start.step(t, await s.context(t));
+    expect(s.service.calls).toEqual([
+      {
+        call: "startRun",
+        threadId: "thread-9",
+        body: { triggerMessageId: "msg-7", modelOverride: "max" },
+      },
+    ]);
+    expect(started).toMatchObject({
+      state: "run_started",
+      runId: "run-1",
+      settings: { modelOverride: "max" },
+      runStartedAt: s.clock.now(),
+    });
+  });
+
+  it("records the attempt, with the settings sent, before the start leaves", async () => {
+    const s = await setup();
+    const t = await s.posted();
+    const held = s.service.hold("startRun");
+    const work = s.start.step(t, await s.context(t));
+    await held.entered;
+    await s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps: 9 });
+    expect(await s.stores.turns.byId(t.id)).toMatchObject({ state: "run_starting", settings: {} });
+    held.release();
+    expect(await work).toMatchObject({ state: "run_started", settings: {} });
+  });
+
+  it("shows the turn queued at the service while its start waits", async () => {
+    const s = await setup();
+    s.service.queuedAhead = 3;
+    const t = await s.posted();
+    await s.start.step(t, await s.context(t));
+    expect(s.replies.story(t.id)).toEqual(["show:queued(service 3)", "show:working"]);
+  });
+
+  it("stopped while the start waits, starts nothing and records nothing", async () => {
+    const s = await setup();
+    const t = await s.posted();
+    const context = await s.context(t);
+    context.live.stoppedBy = "U1";
+    context.live.waits.abort();
+    expect(await s.start.step(t, context)).toBe(t);
+    expect(s.service.count("startRun")).toBe(0);
+    expect(await s.state(t)).toBe("message_posted");
+  });
+
+  it("stopped once the start is sent, lets it finish and records the run (it must be stopped)", async () => {
+    const s = await setup();
+    const t = await s.posted();
+    const context = await s.context(t);
+    const held = s.service.hold("startRun");
+    const work = s.start.step(t, context);
+    await held.entered;
+    context.live.stoppedBy = "U1";
+    context.live.waits.abort();
+    held.release();
+    expect(await work).toMatchObject({ state: "run_started", runId: "run-1" });
+  });
+
+  for (const error of [
+    new FakeServiceError("server"),
+    new FakeServiceError("timeout"),
+    new FakeServiceError("connection", true),
+  ]) {
+    it(`never sends a start again that may have started a run (${error.kind}${error.kind === "connection" ? ", sent" : ""})`, async () => {
+      const s = await setup();
+      s.service.failNext("startRun", error);
+      const t = await s.posted();
+      const outcome = await s.drive(s.start.step(t, await s.patient(t))).catch((e: unknown) => e);
+      expect(outcome).toBeInstanceOf(RunStartUnknown);
+      expect((outcome as Error).cause).toBe(error);
+      expect(s.service.count("startRun")).toBe(1);
+      expect(await s.state(t)).toBe("run_starting");
+    });
+  }
+
+  it("sends a start again after a 429 or a connection never made, once each", async () => {
+    const s = await setup();
+    s.service.failNext("startRun", new FakeServiceError("rate_limited"));
+    s.service.failNext("startRun", new FakeServiceError("connection", false));
+    const t = await s.posted();
+    const started = await s.drive(s.start.step(t, await s.patient(t)));
+    expect(s.service.count("startRun")).toBe(3);
+    expect(started).toMatchObject({ state: "run_started", runId: "run-1" });
+  });
+
+  it("a refused start (4xx) ends the step with the refusal, the turn back at message_posted", async () => {
+    const s = await setup();
+    const refused = new FakeServiceError("bad_request");
+    s.service.failNext("startRun", refused);
+    const t = await s.posted();
+    await expect(s.start.step(t, await s.patient(t))).rejects.toBe(refused);
+    expect(await s.state(t)).toBe("message_posted");
+  });
+
+  it("a turn found run_starting (sent before a restart) is not started again", async () => {
+    const s = await setup();
+    const t = await s.stores.turns.recordRunAttempt((await s.posted()).id, {});
+    await expect(s.start.step(t, await s.context(t))).rejects.toBeInstanceOf(RunStartUnknown);
+    expect(s.service.calls).toEqual([]);
+  });
+
+  it("does nothing for a turn that has its run", async () => {
+    const s = await setup();
+    const t = await s.posted();
+    await s.stores.turns.recordRunAttempt(t.id, {});
+    const running = await s.stores.turns.recordRunStart(t.id, { runId: "run-0", startedAt: 1 });
+    expect(await s.start.step(running, await s.context(running))).toBe(running);
+    expect(s.service.calls).toEqual([]);
+  });
+});

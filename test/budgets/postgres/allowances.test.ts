@@ -1,0 +1,226 @@
+import { describe, expect, it } from "vitest";
+import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
+import { localAllowances } from "../../../src/budgets/local-allowances.js";
+import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
+import { SyncPostgres } from "../../../src/store/postgres/sync-client.js";
+import { postgresUrl } from "../../support/postgres.js";
+import { replicas, written } from "../../support/shared-budgets.js";
+
+const T0 = Date.UTC(2026, 0, 1);
+const SCOPE = { team: "T1", method: "chat.update" };
+
+/** A small deterministic generator (mulberry32): the same sequence of takes every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/**
+ * What an allowance answers at each step of one sequence: readyAt (0, 1, 5 ahead), a take,
+ * readyAt again; and what `reader()`, a replica that has not looked yet, reads after it.
+ */
+function answers(allowance: Allowance, steps: number[], reader = () => allowance): unknown[] {
+  return steps.map((now) => {
+    const before = [0, 1, 5].map((ahead) => allowance.readyAt(now, ahead));
+    const took = allowance.tryTake(now);
+    return { now, before, took, after: allowance.readyAt(now), seen: reader().readyAt(now, 2) };
+  });
+}
+
+/** Instants of a busy sequence: often several takes in one ms, sometimes a long pause. */
+function instants(seed: number, count: number): number[] {
+  const next = random(seed);
+  let now = T0;
+  return Array.from({ length: count }, () => {
+    const r = next();
+    now += r < 0.3 ? 0 : r < 0.9 ? Math.floor(next() * 2_500) : Math.floor(next() * 90_000);
+    return now;
+  });
+}
+
+const RULES: [string, AllowanceRules][] = [
+  ["a token bucket (40/min, burst 4)", { perMinute: 40, burst: 4 }],
+  ["a token bucket of fractional spacing (47/min, burst 3)", { perMinute: 47, burst: 3 }],
+  ["a token bucket without burst (7/min)", { perMinute: 7, burst: 1 }],
+  ["a sliding window (18/min)", { perMinute: 18, burst: 1, window: true }],
+  ["a sliding window (3/min)", { perMinute: 3, burst: 1, window: true }],
+];
+
+describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
+  it("answers as the in-memory one does, take after take", () => {
+    const [a, b] = replicas(2);
+    const steps = instants(rules.perMinute, 300);
+    const local = answers(localAllowances(SCOPE, rules), steps);
+    // One replica takes; the other reads the same key from its own connection.
+    const shared = answers(a.budgets.allowances(SCOPE, rules), steps, () =>
+      b.budgets.allowances(SCOPE, rules),
+    );
+    expect(shared).toEqual(local);
+    expect(local.filter((s) => (s as { took: boolean }).took).length).toBeGreaterThan(20);
+  });
+
+  it("is one budget for two replicas taking in turn", () => {
+    const [a, b] = replicas(2);
+    const steps = instants(rules.perMinute + 1, 200);
+    const local = localAllowances(SCOPE, rules);
+    const mine = a.budgets.allowances(SCOPE, rules);
+    const theirs = b.budgets.allowances(SCOPE, rules);
+    const took = steps.map((now, i) => (i % 2 === 0 ? mine : theirs).tryTake(now));
+    expect(took).toEqual(steps.map((now) => local.tryTake(now)));
+  });
+
+  it("is paused for every replica by a 429 met by one, and never for less", () => {
+    const [a, b] = replicas(2);
+    const mine = a.budgets.allowances(SCOPE, rules);
+    const theirs = b.budgets.allowances(SCOPE, rules);
+    mine.pauseUntil?.(T0 + 30_000);
+    mine.pauseUntil?.(T0 + 10_000);
+    written(a);
+    expect(theirs.readyAt(T0)).toBe(T0 + 30_000);
+    expect(theirs.tryTake(T0 + 29_999)).toBe(false);
+    expect(theirs.tryTake(T0 + 30_000)).toBe(true);
+    // Another workspace's, and another method's, are not paused.
+    const other = b.budgets.allowances({ team: "T2", method: "chat.update" }, rules);
+    expect(other.tryTake(T0)).toBe(true);
+    const post = b.budgets.allowances({ ...SCOPE, method: "chat.postMessage" }, rules);
+    expect(post.tryTake(T0)).toBe(true);
+  });
+});
+
+describe("a bucket shared in PostgreSQL, with calls waiting in two replicas", () => {
+  const rules = { perMinute: 60, burst: 1 };
+  const oneBucketInTwoReplicas = () =>
+    replicas(2).map((r) => r.budgets.allowances(SCOPE, rules)) as [Allowance, Allowance];
+  /** A replica's place when the call asking is the only one it has waiting. */
+  const only = (rank: number) => ({ rank, next: Number.POSITIVE_INFINITY });
+
+  it("hands each token to the call that has waited longest in either", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    expect(mine.tryTake(T0, { rank: 100, next: 300 })).toBe(true);
+    // B's call (rank 200) waits; A's next (300) is younger: the token of T0 + 1 s is B's.
+    expect(theirs.tryTake(T0 + 500, only(200))).toBe(false);
+    expect(mine.tryTake(T0 + 1_000, only(300))).toBe(false);
+    // A heard that another call goes first: it asks again when the token after that is due.
+    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
+    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
+    expect(mine.tryTake(T0 + 2_000, only(300))).toBe(true);
+  });
+
+  it("lets a replica's younger call go once the older one has been served or its replica is gone", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    // B took with nothing more waiting: it holds nobody back.
+    expect(theirs.tryTake(T0, only(100))).toBe(true);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+    // B waits with an old call, then dies: it holds A back for two tokens and a second at most.
+    expect(theirs.tryTake(T0 + 1_500, only(200))).toBe(false);
+    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(false);
+    expect(mine.tryTake(T0 + 3_000, only(900))).toBe(false);
+    expect(mine.readyAt(T0 + 3_000)).toBe(T0 + 4_000);
+    expect(mine.tryTake(T0 + 4_000, only(900))).toBe(false);
+    // B's place lasted until T0 + 4.5 s.
+    expect(mine.tryTake(T0 + 5_000, only(900))).toBe(true);
+  });
+
+  /** A and B wait behind a token C took at T0: B's call (rank 200) before A's (900). */
+  const behindB = () => {
+    const [a, b, c] = replicas(3);
+    const [mine, theirs, third] = [a, b, c].map((r) => r.budgets.allowances(SCOPE, rules));
+    expect(third?.tryTake(T0)).toBe(true);
+    expect(theirs?.tryTake(T0 + 100, only(200))).toBe(false);
+    expect(mine?.tryTake(T0 + 200, only(900))).toBe(false);
+    return { mine: mine as Allowance, theirs: theirs as Allowance, b };
+  };
+
+  it("still hands the token to the other replica's call while it waits", () => {
+    const { mine, theirs } = behindB();
+    // No token at T0 + 200 ms: A asks again when it comes, not after it.
+    expect(mine.readyAt(T0 + 200)).toBe(T0 + 1_000);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(false);
+    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
+    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
+    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(true);
+  });
+
+  it("lets a call go at its token once the other replica's waiting call went away", () => {
+    const { mine, theirs, b } = behindB();
+    // B's call went elsewhere (its text rode on the message's last call): B withdraws.
+    theirs.withdraw?.();
+    written(b);
+    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+  });
+
+  it("takes without a place as before, whoever waits", () => {
+    const [mine, theirs] = oneBucketInTwoReplicas();
+    expect(theirs.tryTake(T0, { rank: 1, next: 1 })).toBe(true);
+    expect(mine.tryTake(T0 + 1_000)).toBe(true);
+  });
+});
+
+describe("shared budgets in PostgreSQL", () => {
+  it("keep a lane's pace apart from its workspace's, keyed by names only", () => {
+    const [a] = replicas(1);
+    const rules = { perMinute: 60, burst: 1 };
+    const workspace = a.budgets.allowances({ team: "T1", method: "chat.postMessage" }, rules);
+    const channel = a.budgets.allowances(
+      { team: "T1", method: "chat.postMessage", lane: "C1" },
+      rules,
+    );
+    expect([workspace.tryTake(T0), channel.tryTake(T0), channel.tryTake(T0)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    const keys = a.db.rows<{ key: string }>("SELECT key FROM budget_buckets ORDER BY key");
+    expect(keys?.map((k) => k.key)).toEqual([
+      "slack:T1:chat.postMessage",
+      "slack:T1:chat.postMessage:C1",
+    ]);
+  });
+
+  it("sweep away what no longer counts, and nothing that does", () => {
+    const [a] = replicas(1, { sweepEveryMs: 3_600_000 });
+    const rules = { perMinute: 1, burst: 1 };
+    const old = a.budgets.allowances({ team: "T1", method: "old" }, rules);
+    const recent = a.budgets.allowances({ team: "T1", method: "recent" }, rules);
+    const window = a.budgets.allowances({ team: "T1", method: "w" }, { ...rules, window: true });
+    old.tryTake(T0);
+    old.pauseUntil?.(T0 + 1_000);
+    window.tryTake(T0);
+    recent.tryTake(T0 + 170_000);
+    a.budgets.sweep(T0 + 181_000);
+    const count = (table: string) =>
+      a.db.first<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)?.n;
+    expect([count("budget_buckets"), count("budget_slots"), count("budget_pauses")]).toEqual([
+      1, 0, 0,
+    ]);
+    expect(recent.readyAt(T0 + 181_000)).toBe(T0 + 230_000);
+  });
+
+  it("refuse every take while the database is out of reach, say when to try again, and recover", () => {
+    const errors: unknown[] = [];
+    // A port nothing listens on; the budgets never throw at their caller.
+    const db = new SyncPostgres(postgresUrl().replace(/:(\d+)\//, ":1/"), {
+      connectTimeoutMs: 500,
+    });
+    try {
+      expect(() => sharedBudgets(db)).toThrow();
+    } finally {
+      db.close();
+    }
+    const [a] = replicas(1, { retryMs: 2_000, onError: (error) => errors.push(error) });
+    const bucket = a.budgets.allowances(SCOPE, { perMinute: 60, burst: 1 });
+    expect(bucket.tryTake(T0)).toBe(true);
+    a.db.query("ALTER TABLE budget_buckets RENAME TO budget_buckets_gone");
+    expect(bucket.tryTake(T0 + 1_000)).toBe(false);
+    expect(errors).toHaveLength(1);
+    expect(bucket.readyAt(T0 + 1_500)).toBe(T0 + 3_000);
+    expect(errors).toHaveLength(1);
+    a.db.query("ALTER TABLE budget_buckets_gone RENAME TO budget_buckets");
+    expect(bucket.tryTake(T0 + 3_000)).toBe(true);
+  });
+});

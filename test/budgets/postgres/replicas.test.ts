@@ -1,0 +1,261 @@
+import { WebAPIRateLimitedError } from "@slack/web-api";
+import { describe, expect, it, onTestFinished } from "vitest";
+import type { Allowances } from "../../../src/budgets/allowance.js";
+import { localAllowances } from "../../../src/budgets/local-allowances.js";
+import { Pacer } from "../../../src/slack/calls/pacer.js";
+import { PostGate } from "../../../src/slack/calls/post-gate.js";
+import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
+import { StreamGate } from "../../../src/slack/calls/stream-gate.js";
+import type { Clock } from "../../../src/time.js";
+import { ManualClock } from "../../support/manual-clock.js";
+import { replicas, written } from "../../support/shared-budgets.js";
+
+const MINUTE = 60_000;
+
+interface Call {
+  t: number;
+  replica: string;
+  method: string;
+  where: string;
+}
+
+/**
+ * One fake Slack for every replica: records each call, and answers 429 to the calls `limit`
+ * picks (with a Retry-After in seconds).
+ */
+function fakeSlack(
+  clock: ManualClock,
+  limit: (call: Call) => number | undefined = () => undefined,
+) {
+  const calls: Call[] = [];
+  const call = async (replica: string, method: string, where: string) => {
+    const made = { t: clock.now(), replica, method, where };
+    calls.push(made);
+    const retryAfter = limit(made);
+    if (retryAfter !== undefined) throw new WebAPIRateLimitedError(retryAfter);
+    return { ok: true };
+  };
+  return { calls, call };
+}
+
+/** The most calls of `calls` that start within any `windowMs`. */
+function busiestWindow(calls: Call[], windowMs = MINUTE): number {
+  const times = calls.map((c) => c.t).sort((x, y) => x - y);
+  let most = 0;
+  for (let i = 0, j = 0; j < times.length; j++) {
+    while ((times[j] as number) - (times[i] as number) >= windowMs) i++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+/**
+ * The test's clock as one replica's process sees it: a timer fires at its time or 1 ms after,
+ * by chance, as timers of two processes armed for one instant fire in no set order. (On the
+ * bare manual clock, the replica that armed first would always win the race for a token.)
+ */
+function lateByChance(clock: ManualClock, seed: number): Clock {
+  let state = seed;
+  const late = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return (state >>> 16) & 1;
+  };
+  return {
+    now: () => clock.now(),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+    timer: (ms, fn) => clock.timer(ms + late(), fn),
+  };
+}
+
+/**
+ * A replica's Slack side as the bot wires it: one scheduler, the edit pacer (Tier 3: 40 a
+ * minute with a burst of 4, so any minute holds at most 44 < 50) and the post gate. Closed
+ * when the test has finished, before its database connection.
+ */
+function replicaOf(
+  name: string,
+  clock: ManualClock,
+  slack: ReturnType<typeof fakeSlack>,
+  allowances: Allowances,
+) {
+  const scheduler = new CallScheduler({
+    clock: lateByChance(clock, name.charCodeAt(0)),
+    random: () => 0.5,
+    allowances,
+  });
+  onTestFinished(() => scheduler.close());
+  const pacer = new Pacer<string>(
+    (target) => slack.call(name, "chat.update", target.ts).then(() => undefined),
+    { scheduler, updatesPerMinute: 40, burst: 4 },
+  );
+  const posts = new PostGate({ scheduler, retryDelayMs: 100 });
+  /** Edits `count` messages of its own without pause: each new text as soon as the last landed. */
+  const stream = (count: number) => {
+    for (let m = 0; m < count; m++) {
+      const target = { team: "T1", channel: "C1", ts: `${name}.${m}` };
+      const next = (n: number): void => {
+        pacer.edit(target, `text ${n}`).then(
+          () => next(n + 1),
+          () => undefined,
+        );
+      };
+      next(0);
+    }
+  };
+  const post = (channel: string) =>
+    posts.post({ team: "T1", channel }, () => slack.call(name, "chat.postMessage", channel));
+  return { stream, post };
+}
+
+/**
+ * Two replicas over one database (or, for contrast, each on budgets of its own), and how the
+ * test moves their time: in steps of STEP_MS, each ended once what both replicas posted (a
+ * 429's pause, a release) is in the database. On the manual clock a second passes in no real
+ * time, while a posted write takes a real round trip: unstepped, a replica could read the
+ * shared state before the other's pause reached it, which in real time never happens.
+ */
+function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, shared = true) {
+  const both = shared ? replicas(2) : [];
+  const [a, b] = shared
+    ? both.map((r) => r.budgets.allowances)
+    : [localAllowances, localAllowances];
+  const advance = async (ms: number) => {
+    for (let left = ms; left > 0; left -= STEP_MS) {
+      await clock.advance(Math.min(STEP_MS, left));
+      for (const replica of both) written(replica);
+    }
+  };
+  return [
+    replicaOf("A", clock, slack, a ?? localAllowances),
+    replicaOf("B", clock, slack, b ?? localAllowances),
+    advance,
+  ] as const;
+}
+
+/** The calls here fall a second or more apart: a step ends between a 429 and the next call. */
+const STEP_MS = 250;
+
+/** The chat.update calls of two sharing replicas streaming `inA` and `inB` messages for 5 minutes. */
+async function editsOverFiveMinutes(inA: number, inB: number) {
+  const clock = new ManualClock();
+  const slack = fakeSlack(clock);
+  const [a, b, advance] = twoReplicas(clock, slack);
+  a.stream(inA);
+  b.stream(inB);
+  await advance(5 * MINUTE);
+  return slack.calls.filter((c) => c.method === "chat.update");
+}
+
+describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
+  it("together stay within one workspace's chat.update budget, each getting a share", async () => {
+    const edits = await editsOverFiveMinutes(10, 10);
+    expect(busiestWindow(edits)).toBeLessThanOrEqual(44);
+    // The budget is used, not starved: 4 at once, then 40 a minute.
+    expect(edits.length).toBeGreaterThanOrEqual(4 + 5 * 40 - 1);
+    for (const replica of ["A", "B"]) {
+      expect(edits.filter((c) => c.replica === replica).length).toBeGreaterThan(50);
+    }
+  });
+
+  it("hand the budget to the messages edited longest ago in either, however few each has", async () => {
+    const edits = await editsOverFiveMinutes(1, 9);
+    const counts = new Map<string, number>();
+    for (const edit of edits) counts.set(edit.where, (counts.get(edit.where) ?? 0) + 1);
+    const perMessage = [...counts.values()];
+    expect(perMessage).toHaveLength(10);
+    // A round robin over the ten. When whichever replica's timer fired first won each token,
+    // A's one message got dozens of edits more than each of B's nine.
+    expect(Math.max(...perMessage) - Math.min(...perMessage)).toBeLessThanOrEqual(2);
+  });
+
+  it("(without sharing, the same two make about twice as many: what the test above rules out)", async () => {
+    const clock = new ManualClock();
+    const slack = fakeSlack(clock);
+    const [a, b, advance] = twoReplicas(clock, slack, false);
+    a.stream(10);
+    b.stream(10);
+    await advance(2 * MINUTE);
+    expect(busiestWindow(slack.calls)).toBeGreaterThan(80);
+  });
+
+  it("a 429 met by one pauses the other's calls of that method until Retry-After", async () => {
+    const clock = new ManualClock();
+    const t0 = clock.now();
+    let limited: number | undefined;
+    const slack = fakeSlack(clock, (call) => {
+      if (limited !== undefined || call.replica !== "A" || call.t < t0 + 20_000) return undefined;
+      limited = call.t;
+      return 30;
+    });
+    const [a, b, advance] = twoReplicas(clock, slack);
+    a.stream(5);
+    b.stream(5);
+    // B posts meanwhile: another method, not paused.
+    const posted = b.post("C9");
+    await advance(20_000);
+    const post = b.post("C9");
+    await advance(2 * MINUTE);
+    await Promise.all([posted, post]);
+    const at = limited as number;
+    const edits = slack.calls.filter((c) => c.method === "chat.update");
+    const during = edits.filter((c) => c.t > at && c.t < at + 30_000);
+    expect(during).toEqual([]);
+    const after = edits.filter((c) => c.t >= at + 30_000);
+    expect(new Set(after.map((c) => c.replica))).toEqual(new Set(["A", "B"]));
+    expect(slack.calls.filter((c) => c.method === "chat.postMessage")).toHaveLength(2);
+  });
+
+  it("share each channel's pace of posts, and its 429 pause, but not other channels'", async () => {
+    const clock = new ManualClock();
+    const t0 = clock.now();
+    let limited = false;
+    const slack = fakeSlack(clock, (call) => {
+      if (limited || call.replica !== "A" || call.where !== "C1" || call.t < t0 + 5_000) return;
+      limited = true;
+      return 20;
+    });
+    const [a, b, advance] = twoReplicas(clock, slack);
+    const sent: Promise<unknown>[] = [];
+    for (let i = 0; i < 6; i++) {
+      sent.push(a.post("C1"), b.post("C1"));
+    }
+    await advance(4_000);
+    sent.push(b.post("C2"));
+    await advance(MINUTE);
+    await Promise.all(sent);
+    // To the second: the replicas' timers fire up to 1 ms late (lateByChance).
+    const times = (channel: string) =>
+      slack.calls.filter((c) => c.where === channel).map((c) => Math.floor((c.t - t0) / 1_000));
+    // One channel, two replicas: 2 at once, then 1 a second between them (the gate's default),
+    // until A's 429 at 5 s holds both back for 20 s; then the channel's burst is whole again,
+    // and the 429'd post is made again with the others.
+    expect(times("C1")).toEqual([0, 0, 1, 2, 3, 4, 5, 25, 25, 26, 27, 28, 29]);
+    expect(times("C2")).toEqual([4]);
+  });
+
+  it("share the stream methods' workspace budgets, but keep each message's own pace at home", async () => {
+    const clock = new ManualClock();
+    const [replica] = replicas(1);
+    const scheduler = new CallScheduler({ clock, allowances: replica.budgets.allowances });
+    onTestFinished(() => scheduler.close());
+    const gate = new StreamGate({ scheduler });
+    const where = { team: "T1", channel: "C1" };
+    await Promise.all([
+      gate.starts.post(where, async () => "started"),
+      gate.appends.post({ ...where, lane: "1.1" }, async () => "appended"),
+      gate.stops.post({ ...where, lane: "1.1" }, async () => "stopped"),
+      // Posts to a channel are limited by Slack whichever replica makes them: shared.
+      new PostGate({ scheduler }).post(where, async () => "posted"),
+    ]);
+    const keys = replica.db.rows<{ key: string }>(
+      `SELECT key FROM budget_buckets UNION SELECT key FROM budget_slots ORDER BY key`,
+    );
+    expect(keys.map((k) => k.key)).toEqual([
+      "slack:T1:chat.appendStream",
+      "slack:T1:chat.postMessage",
+      "slack:T1:chat.postMessage:C1",
+      "slack:T1:chat.startStream",
+      "slack:T1:chat.stopStream",
+    ]);
+  });
+});

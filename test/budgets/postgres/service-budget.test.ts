@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { type BudgetTicket, ServiceBudget } from "../../../src/budgets/service/budget.js";
+import { budgetUser } from "../../../src/service/credential.js";
+import { ManualClock } from "../../support/manual-clock.js";
+import { type Replica, replicas, written } from "../../support/shared-budgets.js";
+
+const WINDOW = 60_000;
+const TOKEN = "secret-token-never-stored";
+const USER = budgetUser(TOKEN);
+
+/**
+ * Two ServiceBudgets, as two replicas' each, over one database; 20 run starts a minute. The
+ * third is called once what the replicas posted (releases, pauses) must be in the database.
+ */
+function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) {
+  const budget = ({ budgets }: Replica) =>
+    new ServiceBudget({
+      runStartsPerMinute: 20,
+      marginMs: 0,
+      clock,
+      windows: budgets.slotWindows,
+    });
+  const [a, b] = replicas(2, options);
+  return [budget(a), budget(b), () => [a, b].forEach(written)] as const;
+}
+
+/** Which of `tickets` are ready by now. */
+function readiness(tickets: BudgetTicket[]) {
+  const ready = new Set<BudgetTicket>();
+  for (const ticket of tickets) ticket.ready.then(() => ready.add(ticket));
+  return () => tickets.filter((t) => ready.has(t));
+}
+
+describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
+  it("share a token's 20 run starts a minute, each slot freed a window after its release", async () => {
+    const clock = new ManualClock();
+    const [a, b, posted] = twoBudgets(clock);
+    const take = (budget: ServiceBudget | undefined) =>
+      Array.from({ length: 15 }, () => budget?.take(USER, "run_start") as BudgetTicket);
+    const mine = take(a);
+    const theirs = take(b);
+    const readyMine = readiness(mine);
+    const readyTheirs = readiness(theirs);
+    await clock.advance(0);
+    expect([readyMine().length, readyTheirs().length]).toEqual([15, 5]);
+    // The requests are answered a second later.
+    await clock.advance(1_000);
+    for (const ticket of [...readyMine(), ...readyTheirs()]) ticket.release();
+    posted();
+    await clock.advance(WINDOW - 1);
+    expect(readyTheirs()).toHaveLength(5);
+    await clock.advance(1);
+    expect(readyTheirs()).toHaveLength(15);
+    // A's figures count the slots B holds: its own tickets are done, B's 10 are in flight.
+    expect(a.snapshot()).toEqual([
+      { user: USER, kind: "run_start", queued: 0, inFlight: 0, usedInWindow: 10 },
+    ]);
+  });
+
+  it("keeps counting slots another replica holds, and looks again for their release", async () => {
+    const clock = new ManualClock();
+    const [a, b, posted] = twoBudgets(clock, { lookAgainMs: 1_000 });
+    const held = Array.from({ length: 20 }, () => a.take(USER, "run_start") as BudgetTicket);
+    await clock.advance(0);
+    const waiting = b.take(USER, "run_start") as BudgetTicket;
+    const ready = readiness([waiting]);
+    await clock.advance(5_500);
+    // Released elsewhere at 5.5 s: seen at B's next look (6 s), free a window after release.
+    for (const ticket of held) ticket.release();
+    posted();
+    await clock.advance(WINDOW - 1);
+    expect(ready()).toEqual([]);
+    expect(waiting.position()).toBe(0);
+    await clock.advance(1);
+    expect(ready()).toEqual([waiting]);
+  });
+
+  it("pause every replica's tickets of a token on the service's 429", async () => {
+    const clock = new ManualClock();
+    const [a, b, posted] = twoBudgets(clock);
+    a.pauseUntil(USER, "request", clock.now() + 10_000);
+    posted();
+    const ticket = b.take(USER, "request") as BudgetTicket;
+    const ready = readiness([ticket]);
+    await clock.advance(1);
+    expect(ticket.expectedWaitMs()).toBe(9_999);
+    await clock.advance(9_998);
+    expect(ready()).toEqual([]);
+    await clock.advance(1);
+    expect(ready()).toEqual([ticket]);
+    // Run starts were not paused.
+    const start = b.take(USER, "run_start") as BudgetTicket;
+    await clock.advance(0);
+    expect(start.position()).toBe(0);
+    expect(start.expectedWaitMs()).toBe(0);
+  });
+
+  it("keys each budget by the token's fingerprint, never the token", async () => {
+    const clock = new ManualClock();
+    const [replica] = replicas(1);
+    const budget = new ServiceBudget({ clock, windows: replica.budgets.slotWindows });
+    budget.take(USER, "run_start");
+    budget.pauseUntil(USER, "request", clock.now() + 1_000);
+    await clock.advance(0);
+    const keys = replica.db.rows<{ key: string }>(
+      "SELECT key FROM budget_slots UNION ALL SELECT key FROM budget_pauses ORDER BY key",
+    );
+    expect(keys?.map((k) => k.key)).toEqual([
+      `service:${USER}:request`,
+      `service:${USER}:run_start`,
+    ]);
+    expect(JSON.stringify(keys)).not.toContain(TOKEN);
+  });
+});
