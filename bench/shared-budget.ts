@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/shared-budget.ts [postgres-url] [--n N]`: what a budget shared by replicas in
- * PostgreSQL (store/postgres/budgets/) costs the thread that asks it, against a server (by
+ * PostgreSQL (budgets/postgres/) costs the thread that asks it, against a server (by
  * default the local one, postgres://postgres@127.0.0.1:5432/postgres), beside the in-memory
  * budgets for scale. Prints the median and p99 microseconds of:
  *

@@ -130,7 +130,7 @@ export interface ReplyView {
 
 /**
  * One turn's reply as Slack shows it. A strategy renders it: paced `chat.update` edits today
- * (slack/reply.ts), native streaming next; the bridge's TurnReply never knows which.
+ * (slack/replies/reply.ts), native streaming next; the bridge's TurnReply never knows which.
  */
 export interface ReplyRenderer {
   /** Posts the placeholder if the turn has none yet; resolves once it is visible. */

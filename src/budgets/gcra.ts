@@ -1,7 +1,7 @@
 /**
  * The arithmetic of a token bucket kept as one number, the "theoretical arrival time" (the
- * GCRA form), as pure functions: the in-memory bucket (slack/token-bucket.ts) and the one
- * replicas share in PostgreSQL (store/postgres/budgets/bucket.ts) both compute with these,
+ * GCRA form), as pure functions: the in-memory bucket (budgets/token-bucket.ts) and the one
+ * replicas share in PostgreSQL (budgets/postgres/bucket.ts) both compute with these,
  * so the two cannot drift apart.
  *
  * A bucket of `capacity` tokens refilled at `perMinute`, starting full; its whole state is

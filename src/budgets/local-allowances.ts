@@ -5,7 +5,7 @@ import { SLACK_MINUTE_MS } from "./window.js";
 
 /**
  * Budgets in this process's memory: the default, right for one process (SQLite). Replicas
- * sharing a database share their budgets there instead (store/postgres/budgets/).
+ * sharing a database share their budgets there instead (budgets/postgres/).
  */
 export const localAllowances: Allowances = (_scope, rules) =>
   rules.window

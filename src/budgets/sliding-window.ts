@@ -20,7 +20,7 @@ export class SlidingWindow implements Allowance {
 
   /**
    * The earliest instant at which a take is allowed, once `ahead` takes (default 0) have gone
-   * before it (rate/window.ts).
+   * before it (budgets/window.ts).
    */
   readyAt(now: number, ahead = 0): number {
     this.forget(now);

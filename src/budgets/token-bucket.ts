@@ -3,7 +3,7 @@ import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt, gcraRules } from "./g
 
 /**
  * A token bucket kept as one number, the "theoretical arrival time" (the GCRA form,
- * rate/gcra.ts): a bucket of `capacity` tokens refilled at `perMinute`, starting full.
+ * budgets/gcra.ts): a bucket of `capacity` tokens refilled at `perMinute`, starting full.
  * Keeping a time rather than a fractional token count means a timer armed for `readyAt()`
  * finds the token there, with no rounding drift over a long run.
  *

@@ -1,7 +1,7 @@
 /**
  * The arithmetic of a sliding window (at most `limit` takes in any `windowMs`, with no pace
- * inside it), as a pure function of the takes: the in-memory window (slack/sliding-window.ts)
- * and the one replicas share in PostgreSQL (store/postgres/budgets/window.ts) both use it.
+ * inside it), as a pure function of the takes: the in-memory window (budgets/sliding-window.ts)
+ * and the one replicas share in PostgreSQL (budgets/postgres/window.ts) both use it.
  */
 export interface WindowRules {
   /** Takes allowed in any window (>= 1). */

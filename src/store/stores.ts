@@ -256,7 +256,7 @@ export interface InstallationKey {
 
 /**
  * One installation of the app (the OAuth install flow, several workspaces): who the bot is
- * there and its bot token, sealed (slack/bot-token-seal.ts: AES-256-GCM under
+ * there and its bot token, sealed (slack/installations/bot-token-seal.ts: AES-256-GCM under
  * TOKEN_ENCRYPTION_KEY, bound to its key below): the store never holds a token in clear.
  */
 export interface StoredInstallation extends InstallationKey {

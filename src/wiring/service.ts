@@ -42,7 +42,7 @@ export function wireService(
     token,
     budget,
     clock,
-    // The bridge's outage loop (bridge/outage.ts) is its one retry layer: no retries in here.
+    // The bridge's outage loop (bridge/turn/outage.ts) is its one retry layer: no retries in here.
     maxRetries: 0,
     onRateLimited: () => metrics.serviceRateLimited.inc(),
     ...(identity && {

@@ -20,7 +20,7 @@ export interface ReplicaBudgets {
 
 /**
  * Slack's and the service's budgets kept in PostgreSQL, so that replicas on one database share
- * them (store/postgres/budgets/), on a connection of their own with a short timeout: a slow
+ * them (budgets/postgres/), on a connection of their own with a short timeout: a slow
  * budget statement never waits behind a turn's, nor a turn's behind it.
  */
 export function replicaBudgets(

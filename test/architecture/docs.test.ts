@@ -1,23 +1,37 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./import-graph.js";
 
-/** docs/architecture.md lays out the bot's code: every file of it is named there. */
+/**
+ * docs/architecture.md lays out the bot's code by its parts (every folder), and walks one
+ * mention through the files it passes.
+ */
 const DOC = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
 
-/** The bot's own source files. */
-function sourceFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
-    const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
+/** The bot's own source folders. */
+function sourceFolders(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? [`${folder}/${entry.name}`, ...sourceFolders(`${folder}/${entry.name}`)]
+      : [],
+  );
 }
 
+/** The section that walks one mention through the code, up to the next heading. */
+const WALK = /### One mention, through the code\n([\s\S]*?)\n##/.exec(DOC)?.[1] ?? "";
+
 describe("docs/architecture.md", () => {
-  it.each(sourceFiles("src"))("names %s", (path) => {
-    expect(DOC).toContain(basename(path));
+  it.each(sourceFolders("src"))("names the part %s", (path) => {
+    expect(DOC).toContain(`${basename(path)}/`);
+  });
+
+  it("walks one mention through at most 25 files of src, each of which exists", () => {
+    const named = new Set([...WALK.matchAll(/`([\w/.-]+\.ts)`/g)].map((m) => m[1] as string));
+    const paths = [...named].filter((name) => name.includes("/"));
+    expect(paths.length).toBeGreaterThan(15);
+    expect(paths.length).toBeLessThanOrEqual(25);
+    expect(paths.filter((path) => !existsSync(join(ROOT, "src", path)))).toEqual([]);
   });
 
   it("says where each event of the turn state machine is sent", () => {

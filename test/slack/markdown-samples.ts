@@ -1,6 +1,6 @@
 /**
  * Seeded generators of assistant-like Markdown for the renderer's property tests, and an
- * independent reading of fenced code (written separately from src/slack/markdown-fences.ts,
+ * independent reading of fenced code (written separately from src/slack/render/markdown-fences.ts,
  * with regular expressions) to check the splitter against.
  */
 

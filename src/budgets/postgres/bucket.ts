@@ -30,7 +30,7 @@ interface TakeRow {
 const WAITER_GRACE_MS = 1_000;
 
 /**
- * A token bucket (rate/gcra.ts) that replicas share: its arrival time is one row of
+ * A token bucket (budgets/gcra.ts) that replicas share: its arrival time is one row of
  * `budget_buckets`, its 429 pause one of `budget_pauses`, and who waits for it rows of
  * `budget_waiters`.
  *

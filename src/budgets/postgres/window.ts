@@ -6,7 +6,7 @@ import { pause } from "./pauses.js";
 import type { SlotRows, SlotTable } from "./slots.js";
 
 /**
- * A sliding window (rate/window.ts) that replicas share: each take is a slot of
+ * A sliding window (budgets/window.ts) that replicas share: each take is a slot of
  * `budget_slots` that counts for one window. A take is one statement under the key's
  * lock (SlotTable.occupy); readyAt reads the key's slots and computes with the same function
  * as the in-memory window, and what it read is kept for SEEN_MS (earliest.ts).

@@ -35,7 +35,7 @@ export interface BudgetOptions {
   clock?: Clock;
   /**
    * Where each (user, kind)'s occupied slots are kept; default this process's memory.
-   * Replicas pass slots kept in the database they share (store/postgres/budgets/), so that
+   * Replicas pass slots kept in the database they share (budgets/postgres/), so that
    * together they keep each token within the service's limits, and a 429 holds back all.
    */
   windows?: SlotWindows;

@@ -1,7 +1,7 @@
 /**
  * The occupied slots of one (user, kind) of the service budget: what the budget's lane
  * (budget-lane.ts) asks before it lets a ticket go, kept in this process's memory or, with
- * several replicas, in the database they share (store/postgres/budgets/service-slots.ts).
+ * several replicas, in the database they share (budgets/postgres/service-slots.ts).
  *
  * A slot is occupied from the moment a ticket becomes ready until `holdMs` after its release:
  * the service counts a request when it arrives, between the two, so a slot freed a hold

@@ -21,7 +21,7 @@ export interface SchedulerOptions {
   /**
    * Where each workspace's budgets (per method, and per lane for the policies whose lanes
    * have a pace of their own) are kept; default this process's memory. Replicas pass budgets
-   * kept in the database they share (store/postgres/budgets/), so that together they make no
+   * kept in the database they share (budgets/postgres/), so that together they make no
    * more calls than one would, and a 429 met by one holds back all.
    */
   allowances?: Allowances;

@@ -106,7 +106,7 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX conversation_leases_by_holder ON conversation_leases (holder);`,
   // Many workspaces: the app's installations, one per workspace (team) or org-wide org
-  // (team ''), their bot tokens sealed (slack/bot-token-seal.ts). As sqlite/db.ts's 13th.
+  // (team ''), their bot tokens sealed (slack/installations/bot-token-seal.ts). As sqlite/db.ts's 13th.
   `CREATE TABLE installations (
      enterprise TEXT NOT NULL,
      team TEXT NOT NULL,
@@ -123,7 +123,7 @@ export const MIGRATIONS: readonly string[] = [
      CHECK (enterprise <> '' OR team <> '')
    );
    CREATE UNIQUE INDEX installations_by_team ON installations (team) WHERE team <> '';`,
-  // 3: the rate budgets replicas share (store/postgres/budgets/), each keyed by a string that
+  // 3: the rate budgets replicas share (budgets/postgres/), each keyed by a string that
   // names it (`slack:T123:chat.update`, `service:token:<fingerprint>:run_start`), never a
   // secret. UNLOGGED: a take commits without waiting for the disk, and what a crash of the
   // server loses is at most a minute of budget, which Slack's and the service's own limits
@@ -147,8 +147,8 @@ export const MIGRATIONS: readonly string[] = [
   // 4: a stop asked from a replica that does not run the turn (store/turn.ts: stopRequestedBy).
   "ALTER TABLE turns ADD COLUMN stop_requested_by TEXT;",
   // 5: who waits for a shared bucket, so that replicas take its tokens oldest call first
-  // (store/postgres/budgets/waiters.ts), UNLOGGED as the other budgets are; a slot's take as
-  // one call (store/postgres/budgets/slots.ts), under the advisory lock class "budg"; the org
+  // (budgets/postgres/waiters.ts), UNLOGGED as the other budgets are; a slot's take as
+  // one call (budgets/postgres/slots.ts), under the advisory lock class "budg"; the org
   // of each workspace an org-wide installation serves (InstallationStore.placeWorkspace).
   `CREATE UNLOGGED TABLE budget_waiters (
      key TEXT NOT NULL,

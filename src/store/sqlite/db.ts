@@ -138,7 +138,7 @@ const MIGRATIONS: readonly string[] = [
      WHERE state <> 'finished';`,
   // The app's installations (SLACK_CLIENT_ID…: several workspaces), one per workspace or per
   // org installed org-wide (team ''); '' for no org. The bot token only sealed
-  // (slack/bot-token-seal.ts). A workspace has one installation, whichever org it names.
+  // (slack/installations/bot-token-seal.ts). A workspace has one installation, whichever org it names.
   `CREATE TABLE installations (
      enterprise TEXT NOT NULL,
      team TEXT NOT NULL,

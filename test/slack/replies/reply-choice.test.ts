@@ -102,7 +102,7 @@ describe("ReplyChoice", () => {
     }
     expect(ways).toEqual(["stream", "stream", "edits"]);
     expect((await s.open({ team: "T2" })).way).toBe("stream");
-    // Slack's minute is counted with a second's margin (rate/window.ts).
+    // Slack's minute is counted with a second's margin (budgets/window.ts).
     await s.clock.advance(60_000);
     expect((await s.open()).way).toBe("edits");
     await s.clock.advance(1_000);
