@@ -12,7 +12,8 @@ import {
   verifySlackToken,
 } from "./slack/installations/app.js";
 import type { Installations } from "./slack/installations/installations.js";
-import type { Retention } from "./store/retention.js";
+import { Retention } from "./store/retention.js";
+import type { Stores } from "./store/stores.js";
 import { type Clock, settleWithin } from "./time.js";
 
 /** How long turns may take to unwind once told to stop, after the grace period, ms. */
@@ -26,8 +27,8 @@ export interface LifecycleParts {
   connection: SlackConnection;
   logger: Logger;
   clock: Clock;
-  /** Purges old turns' texts: at start, then hourly, until the stop. */
-  retention: Retention;
+  /** Their old turns' texts are purged at start, then hourly, until the stop (retention.ts). */
+  stores: Pick<Stores, "turns" | "feedback">;
   /**
    * Asked once the token is known good, before any event: what the first event's
    * acknowledgement would otherwise wait on (who the bot is, for admission). A failure is
@@ -52,6 +53,14 @@ export interface LifecycleParts {
  */
 export function botLifecycle(parts: LifecycleParts) {
   const { app, bridge, config, logger, connection, clock } = parts;
+  const { turns, feedback } = parts.stores;
+  const retention = new Retention({
+    turns,
+    feedback,
+    retentionMs: config.retentionMs,
+    clock,
+    logger,
+  });
   let opsServer: OpsServer | undefined;
   return {
     /** Starts Slack and resumes unfinished turns; resolves with the HTTP and ops ports. */
@@ -75,7 +84,7 @@ export function botLifecycle(parts: LifecycleParts) {
       const opsPort = opsServer?.port ?? port;
       connection.started();
       const resumed = await bridge.resume();
-      await parts.retention.start();
+      await retention.start();
       const mode = config.slack.appToken ? "socket" : "http";
       const opsHost = config.ops.server?.host ?? "every interface";
       logger.info({ mode, port, opsHost, opsPort, resumed }, "assistant bridge started");
@@ -103,7 +112,7 @@ export function botLifecycle(parts: LifecycleParts) {
       await settleWithin(app.stop(), UNWIND_MS, clock);
       await opsServer?.close();
       // Before the store closes: a sweep under way finishes its batch first.
-      await parts.retention.stop();
+      await retention.stop();
       for (const release of parts.release) await release();
       logger.info({}, "assistant bridge stopped");
     },

@@ -202,6 +202,12 @@ export class Bridge {
     return this.leases.count;
   }
 
+  /** What the bridge's gauges read at scrape time (metrics.watch). */
+  readonly gauges = {
+    activeConversations: (): number => this.pendingConversations,
+    leasesHeld: (): number => this.leasesHeld,
+  };
+
   /**
    * Stops one turn: only the person who asked may, and only from the channel the turn is in
    * (a forged action naming a turn of another channel stops nothing and learns nothing).

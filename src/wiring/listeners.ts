@@ -7,6 +7,9 @@ import { checkToken } from "../people/token-check.js";
 import type { ServiceClient } from "../service/client.js";
 import { registerAgentHome } from "../slack/agent/agent-home.js";
 import type { BoltApp } from "../slack/installations/app.js";
+import type { Workspaces } from "../slack/installations/installation.js";
+import type { Installations } from "../slack/installations/installations.js";
+import { registerUninstall } from "../slack/installations/uninstall.js";
 import { registerMessageListeners } from "../slack/receiving/listeners.js";
 import { registerNativeStop } from "../slack/replies/native-stop.js";
 import { AppHome, registerAppHome } from "../slack/surfaces/app-home.js";
@@ -32,6 +35,9 @@ export interface ListenerParts {
   service: ServiceClient;
   /** Where the link form's tokens wait, taken out of the payloads they came in (app.ts). */
   linkTokens: LinkTokenIntake;
+  /** Many workspaces: their installations, which uninstalls remove; undefined: one. */
+  installations: Installations | undefined;
+  workspaces: Workspaces;
 }
 
 /**
@@ -40,7 +46,15 @@ export interface ListenerParts {
  * stop control and the app's Messages tab.
  */
 export function registerListeners(app: BoltApp, parts: ListenerParts): void {
-  const { config, stores, bridge, slack, metrics, logger } = parts;
+  const { config, stores, bridge, slack, metrics, logger, installations } = parts;
+  if (installations) {
+    registerUninstall(app, {
+      installations,
+      workspaces: parts.workspaces,
+      abandon: (team, gone) => bridge.abandon(team, gone),
+      logger,
+    });
+  }
   const { users, installation, admission, notes } = slack;
   const trust = { installation, admission, notes };
   const onInbound = (result: string) => metrics.inbound.inc({ result });

@@ -2,10 +2,14 @@ import type { Config } from "../config.js";
 import { type Logger, learnSecret } from "../logger.js";
 import { Assistants } from "../people/assistants.js";
 import { Identities } from "../people/identities.js";
-import { LinkNotices } from "../people/link-notices.js";
+import { LinkNotices, problemNote } from "../people/link-notices.js";
+import { refusalConfirmed } from "../people/token-check.js";
 import type { TokenOwner } from "../people/token-cipher.js";
 import { TokenVault } from "../people/token-vault.js";
+import type { ServiceClient } from "../service/client.js";
+import type { NoteGate } from "../slack/calls/note-gate.js";
 import type { Stores } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
 
 /**
  * The people side: their sealed tokens, who each request is sent as, the link problems to
@@ -15,9 +19,20 @@ export function wirePeople(
   config: Config,
   stores: Stores,
   logger: Logger,
-  /** Confirms a 401 to a person's token before it is forgotten (token-check.ts). */
-  confirmRefusal: (owner: TokenOwner, token: string) => Promise<boolean>,
+  /**
+   * The service client, wired after the people (its requests carry their identities): a 401
+   * to a person's token is confirmed with it before the token is forgotten (token-check.ts).
+   */
+  service: () => ServiceClient,
 ) {
+  const confirmRefusal = (owner: TokenOwner, token: string) =>
+    refusalConfirmed(service(), {
+      user: owner.user,
+      token,
+      sharedToken: config.service.token,
+      assistantId: assistants.default.id,
+      timeoutMs: 2_500,
+    });
   const vault = new TokenVault({
     key: config.people.encryptionKey,
     store: stores.linkedTokens,
@@ -61,3 +76,20 @@ export function wirePeople(
 }
 
 export type People = ReturnType<typeof wirePeople>;
+
+/**
+ * When a turn ends: a person whose own token failed one of their turns, or who asked in a
+ * conversation that is not theirs to continue, is told privately, once.
+ */
+export function tellLinkProblems(
+  people: Pick<ReturnType<typeof wirePeople>, "notices">,
+  notes: Pick<NoteGate, "tell">,
+  linkTokenHelp: string,
+): (turn: Turn) => void {
+  return (turn) => {
+    const problem = people.notices.take(turn.team, turn.user);
+    if (problem === undefined) return;
+    const { team, channel, user, threadTs } = turn;
+    notes.tell({ team, channel, user, threadTs, text: problemNote(problem, linkTokenHelp) });
+  };
+}

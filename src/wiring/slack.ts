@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Bridge } from "../bridge/bridge.js";
 import type { ReplyTarget, SharedFilesReader, ThreadHistory } from "../bridge/ports.js";
 import type { Allowances } from "../budgets/allowance.js";
 import type { Config } from "../config.js";
@@ -250,4 +251,22 @@ function perWorkspace<T>(make: (team: string) => T): (team: string) => T {
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The asker stopped a streamed answer with Slack's own control: the turn stops as if they
+ * pressed Stop. `bridge` is read when it happens (the bridge is wired after Slack).
+ */
+export function stopOnSlackStop(
+  bridge: () => Pick<Bridge, "stop">,
+  logger: Logger,
+): (target: ReplyTarget) => void {
+  return ({ turnId, asker }) => {
+    if (asker === undefined) return;
+    bridge()
+      .stop(turnId, asker)
+      .catch((error: unknown) => {
+        logger.warn({ turn: turnId, err: errorText(error) }, "could not stop a turn");
+      });
+  };
 }

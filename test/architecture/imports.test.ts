@@ -2,7 +2,7 @@
  * The rules of docs/architecture.md that the import graph can check. Each failure names the
  * cycle or the import that breaks the rule.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { findCycles, type ImportEdge, ROOT, readImports } from "./import-graph.js";
@@ -87,6 +87,14 @@ describe("the layout shows its parts", () => {
       ...entries.filter((e) => e.isDirectory()).flatMap((e) => folders(`${dir}/${e.name}`)),
     ];
   };
+
+  it("keeps createBot to wiring: 90 lines at most", () => {
+    const bot = readFileSync(join(ROOT, "src/bot.ts"), "utf8").split("\n");
+    const start = bot.findIndex((line) => line.startsWith("export async function createBot("));
+    const end = bot.findIndex((line, i) => i > start && line === "}");
+    expect(start).toBeGreaterThan(0);
+    expect(end - start + 1).toBeLessThanOrEqual(90);
+  });
 
   it("has no folder of more than 15 source files", () => {
     const crowded = folders("src").filter((f) => f.files > 15);
