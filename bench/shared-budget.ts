@@ -19,6 +19,7 @@ import { localAllowances } from "../src/budgets/local-allowances.js";
 import { type SharedBudgets, sharedBudgets } from "../src/budgets/postgres/shared-budgets.js";
 import { PostGate } from "../src/slack/calls/post-gate.js";
 import { CallScheduler } from "../src/slack/calls/scheduler.js";
+import { migratePostgres } from "../src/store/postgres/migrations.js";
 import { SyncPostgres } from "../src/store/postgres/sync-client.js";
 import { median, percentile } from "./stats.js";
 
@@ -27,7 +28,7 @@ const DEFAULT_N = 5_000;
 const THROUGHPUT_MS = 3_000;
 const SCOPE = { team: "T1", method: "chat.update" };
 
-function main(): Promise<void> | void {
+async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const nAt = argv.indexOf("--n");
   const n = nAt >= 0 ? Number(argv[nAt + 1]) : DEFAULT_N;
@@ -43,12 +44,12 @@ function main(): Promise<void> | void {
     admin.close();
   };
   try {
+    await migratePostgres(url, schema);
     const shared = sharedBudgets(db);
     latencies(shared, n);
-    return throughput(shared).finally(done);
-  } catch (error) {
+    await throughput(shared);
+  } finally {
     done();
-    throw error;
   }
 }
 

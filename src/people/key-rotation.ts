@@ -106,17 +106,17 @@ export async function rotateTokenKey(
  * on the database refuses it (DatabaseInUse) before anything is read.
  */
 export function rotateAllKeys(
-  stores: Pick<Stores, "linkedTokens" | "installations" | "exclusively">,
+  stores: Pick<Stores, "exclusively">,
   currentKey: Buffer,
   newKey: Buffer,
 ): Promise<{ linked: RotationResult; bots: RotationResult }> {
   const keys = { currentKey, newKey };
-  return stores.exclusively(async () => {
-    const linked = await linkedPlan(stores.linkedTokens, keys);
-    const bots = await botPlan(stores.installations, keys);
+  return stores.exclusively(async ({ linkedTokens, installations }) => {
+    const linked = await linkedPlan(linkedTokens, keys);
+    const bots = await botPlan(installations, keys);
     if (linked.broken + bots.broken > 0) throw new RotationRefused(linked.broken + bots.broken);
-    await stores.linkedTokens.reseal(linked.resealed);
-    await stores.installations.reseal(bots.resealed);
+    await linkedTokens.reseal(linked.resealed);
+    await installations.reseal(bots.resealed);
     return {
       linked: { rotated: linked.resealed.length, already: linked.already },
       bots: { rotated: bots.resealed.length, already: bots.already },

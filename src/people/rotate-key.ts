@@ -26,7 +26,8 @@ export async function runRotation(env: Record<string, string | undefined>): Prom
   }
   let stores: Stores;
   try {
-    stores = await openStores(settings.database);
+    // Not as a bot: only bots' connections keep the rotation from running.
+    stores = await openStores(settings.database, Date.now, false);
   } catch (error) {
     return { code: 1, line: `Key rotation failed: ${(error as Error).message}` };
   }

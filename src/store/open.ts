@@ -11,8 +11,16 @@ export interface StoreLocation {
 export async function openStores(
   where: StoreLocation,
   now: () => number = Date.now,
+  /** A bot opens them (postgres/open.ts: the replica lock); false for npm run rotate-key. */
+  bot = true,
 ): Promise<Stores> {
-  return where.url === undefined
-    ? openSqliteStores(where.path, now)
-    : openPostgresStores(where.url, now);
+  if (where.url === undefined) return openSqliteStores(where.path, now);
+  const stores = openPostgresStores(where.url, now, { bot });
+  try {
+    await stores.opened;
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+  return stores;
 }

@@ -311,6 +311,9 @@ export interface InstallationStore {
   reseal(rows: readonly (InstallationKey & { sealedBotToken: Buffer })[]): Promise<void>;
 }
 
+/** The stores `Stores.exclusively` hands its work, in its transaction. */
+export type ExclusiveStores = Pick<Stores, "linkedTokens" | "installations">;
+
 /** Everything the bot keeps, and how to reach and release it. */
 export interface Stores {
   conversations: ConversationStore;
@@ -322,14 +325,14 @@ export interface Stores {
   leases: LeaseStore;
   installations: InstallationStore;
   /**
-   * Runs `fn` (calls on these stores) as the database's only user, in one transaction: its
-   * writes all stand or, when it throws, none does. Throws DatabaseInUse, before `fn` runs,
-   * while a bot is running on the same database (`npm run rotate-key`). SQLite: the file's
-   * lock, held from the open, already keeps every other process out. PostgreSQL: every bot's
-   * store connection holds a shared advisory lock (postgres/replica-lock.ts), and a live
-   * conversation lease also counts.
+   * Runs `fn` as the database's only user, in one transaction, on the stores it is given
+   * (which write in that transaction): its writes all stand or, when it throws, none does.
+   * Throws DatabaseInUse, before `fn` runs, while a bot is running on the same database
+   * (`npm run rotate-key`). SQLite: the file's lock, held from the open, already keeps every
+   * other process out. PostgreSQL: every bot's store connection holds a shared advisory lock
+   * (postgres/replica-lock.ts), and a live conversation lease also counts.
    */
-  exclusively<T>(fn: () => Promise<T>): Promise<T>;
+  exclusively<T>(fn: (stores: ExclusiveStores) => Promise<T>): Promise<T>;
   /** Whether the storage answers (readiness). */
   ping(): Promise<boolean>;
   /**

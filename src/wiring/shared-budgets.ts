@@ -35,10 +35,8 @@ export function replicaBudgets(
     callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
     onLateError: unreachable,
   });
-  // The stores opened first and migrated the schema (bot.ts): a second migration here would
-  // wait, on this connection's one-second timeout, behind another replica starting alongside.
+  // The stores opened first and migrated the schema (bot.ts).
   const shared = sharedBudgets(db, {
-    migrated: true,
     holder,
     onError: unreachable,
     onRefused: () => metrics.sharedBudgetWaits.inc(),

@@ -243,6 +243,13 @@ describe.each(places)("key rotation on %s", (_name, place) => {
   });
 });
 
+/** The stores as `npm run rotate-key` opens them (not as a bot), closed once the test ends. */
+function rotating(schema: string, now: () => number = () => 1_000) {
+  const stores = openPostgresStores(postgresUrl(), now, { schema, bot: false });
+  onTestFinished(() => stores.close());
+  return stores;
+}
+
 describe("key rotation while a bot runs", () => {
   it("on SQLite is refused by the file's lock, and changes nothing", async () => {
     const path = join(tempFolder("rotate-"), "bridge.db");
@@ -271,8 +278,7 @@ describe("key rotation while a bot runs", () => {
     const replica = open();
     onTestFinished(() => replica.close());
     await seed(replica, oldKey);
-    const rotation = open();
-    onTestFinished(() => rotation.close());
+    const rotation = rotating(schema);
 
     await expect(rotateAllKeys(rotation, oldKey, newKey)).rejects.toThrow(
       new DatabaseInUse("another connection of a bot holds it"),
@@ -297,8 +303,7 @@ describe("key rotation while a bot runs", () => {
     expect(await replica.leases.claim(conversation.id, "replica-1", 15_000)).toBe("claimed");
     // Killed: its connection is gone, its lease runs on until it expires.
     await replica.close();
-    const rotation = open();
-    onTestFinished(() => rotation.close());
+    const rotation = rotating(schema, () => now);
 
     await expect(rotateAllKeys(rotation, oldKey, newKey)).rejects.toThrow(
       new DatabaseInUse(
@@ -314,14 +319,17 @@ describe("key rotation while a bot runs", () => {
   it("on PostgreSQL keeps a replica from starting while it runs", async () => {
     const schema = testSchema();
     const open = () => openPostgresStores(postgresUrl(), () => 1_000, { schema });
-    const rotation = open();
-    onTestFinished(() => rotation.close());
+    const rotation = rotating(schema);
     await rotation.exclusively(async () => {
-      expect(open).toThrow(
+      const starting = open();
+      await expect(starting.opened).rejects.toThrow(
         /cannot connect to PostgreSQL: npm run rotate-key is running on this database; start the bot again once it has finished/,
       );
+      await starting.close();
     });
-    await open().close();
+    const started = open();
+    await started.opened;
+    await started.close();
   });
 
   it("as `npm run rotate-key` on PostgreSQL says so in one sentence", async () => {

@@ -20,7 +20,12 @@ async function main(): Promise<unknown> {
   const options = { schema: schema as string };
   if (command === "open") {
     await go();
-    await openPostgresStores(url, Date.now, options).close();
+    const stores = openPostgresStores(url, Date.now, options);
+    try {
+      await stores.opened;
+    } finally {
+      await stores.close();
+    }
     return { opened: true };
   }
   if (command === "occupy") {

@@ -13,9 +13,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { PostgresError, PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
-import { openPostgresStores } from "../../src/store/postgres/open.js";
+import { openPostgresStores, type PostgresStores } from "../../src/store/postgres/open.js";
 import { SyncPostgres, type SyncPostgresOptions } from "../../src/store/postgres/sync-client.js";
-import type { Claim, Stores } from "../../src/store/stores.js";
+import type { Claim } from "../../src/store/stores.js";
 import { IllegalTransition, type Turn } from "../../src/store/turn.js";
 import { postgresStores, postgresUrl, testSchema } from "../support/postgres.js";
 
@@ -93,6 +93,27 @@ function portOf(server: Server): number {
   return (server.address() as { port: number }).port;
 }
 
+/** Opens the stores (their schema migrated), then closes them. */
+async function opened(stores: PostgresStores): Promise<void> {
+  try {
+    await stores.opened;
+  } finally {
+    await stores.close();
+  }
+}
+
+/** Why the stores could not be opened; they are closed. */
+async function openFailure(stores: PostgresStores): Promise<unknown> {
+  try {
+    await stores.opened;
+  } catch (error) {
+    return error;
+  } finally {
+    await stores.close();
+  }
+  throw new Error("expected the open to fail");
+}
+
 /** How long `fn` took to throw, ms, and what it threw. */
 function failure(fn: () => unknown): { error: unknown; ms: number } {
   const started = performance.now();
@@ -162,7 +183,7 @@ describe("the PostgreSQL stores", () => {
       const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
       onTestFinished(async () => await stores.close());
       return stores;
-    }) as [Stores, Stores];
+    }) as [PostgresStores, PostgresStores];
     const key = { team: "T", channel: "C", threadTs: "1.1" };
     const conversation = await mine.conversations.ensure(key, "asst");
     const fields = { conversationId: conversation.id, ...key, user: "U1", notes: [] };
@@ -190,7 +211,7 @@ describe("the PostgreSQL stores", () => {
 
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
     const schema = testSchema();
-    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await opened(openPostgresStores(postgresUrl(), Date.now, { schema }));
     const got = (await replicas(schema, [
       ["occupy", "slack:T:chat.startStream", "150", "100"],
       ["occupy", "slack:T:chat.startStream", "150", "100"],
@@ -201,11 +222,11 @@ describe("the PostgreSQL stores", () => {
 
   it("refuse a schema newer than the code, naming both versions, and leave it as it is", async () => {
     const schema = testSchema();
-    await openPostgresStores(postgresUrl(), Date.now, { schema }).close();
+    await opened(openPostgresStores(postgresUrl(), Date.now, { schema }));
     const db = client(postgresUrl(), { schema });
     const known = MIGRATIONS.length;
     db.run("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);
-    const { error } = failure(() => openPostgresStores(postgresUrl(), Date.now, { schema }));
+    const error = await openFailure(openPostgresStores(postgresUrl(), Date.now, { schema }));
     expect(error).toBeInstanceOf(PostgresOpenError);
     expect((error as Error).message).toMatch(
       new RegExp(
@@ -218,7 +239,7 @@ describe("the PostgreSQL stores", () => {
   it("never put the URL or its password in an error", async () => {
     const secret = "pa55-w0rd-s3cret";
     const url = `postgres://bridge:${secret}@127.0.0.1:${await closedPort()}/bridge`;
-    const { error } = failure(() => openPostgresStores(url));
+    const error = await openFailure(openPostgresStores(url));
     expect(error).toBeInstanceOf(PostgresOpenError);
     const { message, stack } = error as Error;
     expect(message).toMatch(
@@ -229,7 +250,7 @@ describe("the PostgreSQL stores", () => {
       expect(text).not.toContain(url);
     }
     const unreadable = `postgres://bridge:${secret}@[::1/bridge`;
-    const { error: unread } = failure(() => openPostgresStores(unreadable));
+    const unread = await openFailure(openPostgresStores(unreadable));
     expect((unread as Error).message).toBe(
       "Cannot open the PostgreSQL database (its URL could not be read): cannot connect to PostgreSQL: Invalid URL",
     );

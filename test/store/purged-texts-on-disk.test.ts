@@ -101,6 +101,7 @@ describe("a purged text in the SQLite file", () => {
     const older = new Database(path);
     older.pragma("secure_delete = OFF");
     older.exec("UPDATE turns SET content = '', service_content = NULL, notes = '[]'");
+    older.exec("ALTER TABLE turns DROP COLUMN files");
     older.pragma("user_version = 15");
     older.close();
     expect(sqliteFilesHolding(path, [question])).toEqual(["bridge.db"]);

@@ -9,6 +9,7 @@ import {
   type SharedBudgets,
   sharedBudgets,
 } from "../../src/budgets/postgres/shared-budgets.js";
+import { migratePostgres } from "../../src/store/postgres/migrations.js";
 import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
 import { postgresUrl, testSchema } from "./postgres.js";
 
@@ -17,11 +18,19 @@ export interface Replica {
   budgets: SharedBudgets;
 }
 
-export function replicas(count: 3, options?: SharedBudgetOptions): [Replica, Replica, Replica];
-export function replicas(count: 2, options?: SharedBudgetOptions): [Replica, Replica];
-export function replicas(count: 1, options?: SharedBudgetOptions): [Replica];
-export function replicas(count: number, options: SharedBudgetOptions = {}): Replica[] {
+export function replicas(
+  count: 3,
+  options?: SharedBudgetOptions,
+): Promise<[Replica, Replica, Replica]>;
+export function replicas(count: 2, options?: SharedBudgetOptions): Promise<[Replica, Replica]>;
+export function replicas(count: 1, options?: SharedBudgetOptions): Promise<[Replica]>;
+export async function replicas(
+  count: number,
+  options: SharedBudgetOptions = {},
+): Promise<Replica[]> {
   const schema = testSchema();
+  // The bot's stores migrate the schema; here no store is opened.
+  await migratePostgres(postgresUrl(), schema);
   return Array.from({ length: count }, () => {
     const db = new SyncPostgres(postgresUrl(), { schema });
     // Registered after the schema's drop, and run before it (last registered first).

@@ -1,4 +1,3 @@
-import { migrate } from "../../store/postgres/migrations.js";
 import type { SyncPostgres } from "../../store/postgres/sync-client.js";
 import type { AllowanceScope, Allowances } from "../allowance.js";
 import { gcraRules } from "../gcra.js";
@@ -10,14 +9,7 @@ import { PostgresSlotWindow, type SharedSlotOptions } from "./service-slots.js";
 import { SlotTable } from "./slots.js";
 import { PostgresWindow } from "./window.js";
 
-export interface SharedBudgetOptions extends BudgetDbOptions, SharedSlotOptions {
-  /**
-   * The schema is already current (the bot's stores migrated it on their own connection):
-   * the budgets' connection, with its short call timeout, must not wait behind the migration
-   * lock another replica holds while it migrates. Default false: migrated here first.
-   */
-  migrated?: boolean;
-}
+export type SharedBudgetOptions = BudgetDbOptions & SharedSlotOptions;
 
 /** The budgets replicas share, to hand to the Slack call scheduler and the service budget. */
 export interface SharedBudgets {
@@ -32,8 +24,9 @@ export interface SharedBudgets {
 /**
  * Slack's and the service's budgets kept in PostgreSQL (schema migration 2), so that N
  * replicas on one database make no more calls than one would, and a 429 met by one holds
- * every one back until its Retry-After. The connection's schema is migrated first (as
- * openPostgresStores does), unless the caller says it already is.
+ * every one back until its Retry-After. The schema is the stores' (openPostgresStores
+ * migrates it first): the budgets' connection, with its short call timeout, never waits
+ * behind the migration lock another replica holds while it migrates.
  *
  * Keys name the budget, never a secret: `slack:<team>:<method>` (a workspace's budget of a
  * method), `slack:<team>:<method>:<lane>` (a lane's own pace: a channel's posts),
@@ -44,7 +37,6 @@ export interface SharedBudgets {
  * milliseconds; a skew of s ms moves a budget's edges by s ms).
  */
 export function sharedBudgets(db: SyncPostgres, options: SharedBudgetOptions = {}): SharedBudgets {
-  if (options.migrated !== true) migrate(db);
   const budgets = new BudgetDb(db, options);
   const slots = new SlotTable(db);
   return {

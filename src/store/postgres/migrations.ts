@@ -1,4 +1,4 @@
-import type { SyncPostgres } from "./sync-client.js";
+import pg from "pg";
 
 /**
  * Schema migrations, applied in order at open; `schema_version` records each one applied.
@@ -189,29 +189,38 @@ export const MIGRATIONS: readonly string[] = [
  */
 const MIGRATION_LOCK = 0x6272_6467; // "brdg"
 
+/** What the migrations are run on: a `pg` client (a pool's, or one of its own). */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
 /**
  * Brings the schema up to date, in one transaction under the advisory lock: creates the
  * schema if missing, then applies each migration not yet recorded. Refuses a schema newer
- * than this code.
+ * than this code. `client` runs in `schema` (its search_path) when one is given.
  *
- * Every statement keeps the connection's time limits (sync-client.ts: the lock wait and each
- * statement 5 s, each call 10 s by default): a replica that waits longer than that for
+ * Every statement keeps the connection's time limits (sql/postgres-pool.ts: the lock wait and
+ * each statement 5 s, each call 10 s by default): a replica that waits longer than that for
  * another's migration fails to start, with that error, and starts again once restarted. A
  * future migration too slow for them must be run another way, not waited for here.
  */
-export function migrate(db: SyncPostgres, now: () => number = Date.now): void {
-  db.transaction(() => {
-    db.query(
+export async function migrate(
+  client: Queryable,
+  schema: string | undefined,
+  now: () => number = Date.now,
+): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query(
       "SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2::text, current_schema(), '')))",
-      [MIGRATION_LOCK, db.schema ?? null],
+      [MIGRATION_LOCK, schema ?? null],
     );
-    if (db.schema !== undefined) db.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
-    db.query(
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
       "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)",
     );
-    const current =
-      db.first<{ version: number | null }>("SELECT MAX(version) AS version FROM schema_version")
-        ?.version ?? 0;
+    const { rows } = await client.query("SELECT MAX(version) AS version FROM schema_version");
+    const current = Number(rows[0]?.version ?? 0);
     // A newer release's schema (and what its turns' states mean) is not this code's to guess.
     if (current > MIGRATIONS.length) {
       throw new Error(
@@ -219,11 +228,32 @@ export function migrate(db: SyncPostgres, now: () => number = Date.now): void {
       );
     }
     for (let version = current; version < MIGRATIONS.length; version++) {
-      db.query(MIGRATIONS[version] as string);
-      db.query("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)", [
+      await client.query(MIGRATIONS[version] as string);
+      await client.query("INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)", [
         version + 1,
         now(),
       ]);
     }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Migrates the schema of the database at `url` on a connection of its own, then closes it:
+ * for what uses the schema without the stores (the shared budgets' tests and bench).
+ */
+export async function migratePostgres(url: string, schema?: string): Promise<void> {
+  const client = new pg.Client({
+    connectionString: url,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   });
+  await client.connect();
+  try {
+    await migrate(client, schema);
+  } finally {
+    await client.end();
+  }
 }

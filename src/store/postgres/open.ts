@@ -1,77 +1,114 @@
-import { sql } from "kysely";
-import { promised } from "../immediate.js";
+import { type Kysely, sql } from "kysely";
+import type pg from "pg";
 import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
 import { SqlConversationStore } from "../sql/conversations.js";
 import { SqlFeedbackStore } from "../sql/feedback.js";
+import { SqlInstallationStore } from "../sql/installations.js";
 import { SqlLeaseStore } from "../sql/leases.js";
-import { postgresDatabase } from "../sql/postgres-pool.js";
+import { SqlLinkedTokenStore } from "../sql/linked-tokens.js";
+import { type PostgresPoolOptions, postgresDatabase } from "../sql/postgres-pool.js";
+import type { Schema } from "../sql/schema.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { SqlTurnStore } from "../sql/turns.js";
-import type { InstallationStore, LinkedTokenStore, Stores } from "../stores.js";
-import { describeServer, PostgresOpenError } from "./errors.js";
-import { PostgresInstallationStore } from "./installations.js";
-import { PostgresLinkedTokenStore } from "./linked-tokens.js";
+import type { Stores } from "../stores.js";
+import { describeServer, PostgresOpenError, redact } from "./errors.js";
 import { migrate } from "./migrations.js";
-import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
-import { SyncPostgres, type SyncPostgresOptions } from "./sync-client.js";
+import { ROTATION_RUNNING, refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
+
+export interface PostgresStoreOptions
+  extends Pick<
+    PostgresPoolOptions,
+    "schema" | "callTimeoutMs" | "statementTimeoutMs" | "connectTimeoutMs" | "max"
+  > {
+  /**
+   * Whether a bot opens them (the default): each connection then holds the replica lock, and
+   * the open is refused while `npm run rotate-key` runs. The rotation itself opens them with
+   * false, so that only bots' connections keep it from running (replica-lock.ts).
+   */
+  bot?: boolean;
+}
+
+/** The stores, and when they are open: the schema migrated (or why it could not be). */
+export type PostgresStores = Stores & { opened: Promise<void> };
 
 /**
- * Every store in one PostgreSQL database (its schema created and migrated if needed; see
- * migrations.ts), shared with any other replica of the bot on the same database. Fails with
+ * Every store in one PostgreSQL database, shared with any other replica of the bot on the
+ * same database, on a pool of `pg` connections: every statement awaited, never waited for on
+ * the event loop. The schema is created and migrated at once, on one of its connections
+ * (migrations.ts), and every statement waits for that; `opened` settles with it, failing with
  * one clear error, without the URL, when the server cannot be reached or its schema is newer
- * than this code.
+ * than this code (openStores awaits it). Each connection holds the replica lock while it is
+ * open (replica-lock.ts).
  */
 export function openPostgresStores(
   url: string,
   now: () => number = Date.now,
-  options: SyncPostgresOptions = {},
-): Stores {
-  let db: SyncPostgres | undefined;
-  try {
-    // Every store connection says a bot runs here, for as long as it is open (replica-lock.ts).
-    db = new SyncPostgres(url, { ...options, onConnect: [replicaLock(options.schema)] });
-    migrate(db, now);
-  } catch (error) {
-    db?.close();
-    const where = `${describeServer(url)}${options.schema ? ` (schema ${options.schema})` : ""}`;
-    throw new PostgresOpenError(where, error);
-  }
-  const open = db;
-  // The stores moved to the query layer run on a pool of their own (sql/postgres-pool.ts):
-  // awaited, never waited for on the event loop.
+  options: PostgresStoreOptions = {},
+): PostgresStores {
+  const { schema, bot = true } = options;
+  const where = `${describeServer(url)}${schema ? ` (schema ${schema})` : ""}`;
   const queries = postgresDatabase(url, {
-    schema: options.schema,
-    callTimeoutMs: options.callTimeoutMs,
-    statementTimeoutMs: options.statementTimeoutMs,
-    connectTimeoutMs: options.connectTimeoutMs,
+    ...options,
+    ...(bot && { onConnect: replicaLock(schema) }),
+    first: async (pool) => {
+      const said = (error: unknown) =>
+        redact(error instanceof Error ? error.message : String(error), url);
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw new PostgresOpenError(
+          where,
+          new Error(`cannot connect to PostgreSQL: ${said(error)}`),
+        );
+      }
+      try {
+        await migrate(client, schema, now);
+        // A bot that starts while the rotation runs is refused now, not at its first question.
+        if (bot)
+          await replicaLock(schema)((text, params) =>
+            client.query(text, [...params]).then((r) => r.rows),
+          );
+      } catch (error) {
+        const refused = error instanceof Error && error.message === ROTATION_RUNNING;
+        throw new PostgresOpenError(
+          where,
+          new Error(refused ? `cannot connect to PostgreSQL: ${ROTATION_RUNNING}` : said(error)),
+        );
+      } finally {
+        client.release();
+      }
+    },
+  });
+  const people = (db: Kysely<Schema>) => ({
+    linkedTokens: new SqlLinkedTokenStore(db, now),
+    installations: new SqlInstallationStore(db, now),
   });
   return {
+    opened: queries.opened,
     conversations: new SqlConversationStore(queries.db, now),
     turns: new SqlTurnStore(queries, now),
     settings: new SqlSettingsStore(queries.db, now),
     feedback: new SqlFeedbackStore(queries, now),
-    linkedTokens: promised<LinkedTokenStore>(new PostgresLinkedTokenStore(open, now)),
     assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
     leases: new SqlLeaseStore(queries, now),
-    installations: promised<InstallationStore>(new PostgresInstallationStore(open, now)),
+    ...people(queries.db),
     exclusively: (fn) =>
-      open.transactionOf(() => {
-        refuseWhileReplicasRun(open, now());
-        return fn();
+      queries.db.transaction().execute(async (trx) => {
+        await refuseWhileReplicasRun(trx, schema, now());
+        return fn(people(trx));
       }),
     // On the pool: a stalled server leaves the event loop free (/readyz times the answer).
     ping: async () => {
-      const { rows } = await sql<{ ok: number }>`SELECT 1 AS ok`.execute(queries.db);
-      return rows[0]?.ok === 1;
+      try {
+        const { rows } = await sql<{ ok: number }>`SELECT 1 AS ok`.execute(queries.db);
+        return rows[0]?.ok === 1;
+      } catch {
+        return false;
+      }
     },
     // Its commits are on the server's disk when it answers.
     durable: async () => undefined,
-    close: async () => {
-      try {
-        await queries.db.destroy();
-      } finally {
-        open.close();
-      }
-    },
+    close: () => queries.close(),
   };
 }

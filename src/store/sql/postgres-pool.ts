@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { SqlDatabase } from "./dialect.js";
 import type { Schema } from "./schema.js";
@@ -16,7 +16,20 @@ export interface PostgresPoolOptions {
   max?: number | undefined;
   /** A connection the pool held idle failed (the server went away): for the log. */
   onIdleError?: ((error: Error) => void) | undefined;
+  /**
+   * Run on each new connection before its first statement; a rejection refuses the
+   * connection, and the statement that wanted it fails with that error (replica-lock.ts).
+   */
+  onConnect?: ((query: ConnectionQuery) => Promise<void>) | undefined;
+  /** Started at once, on a connection of the pool; every statement waits for it (migrations). */
+  first?: ((pool: pg.Pool) => Promise<void>) | undefined;
 }
+
+/** One statement on the connection being opened. */
+export type ConnectionQuery = (
+  sql: string,
+  params: readonly unknown[],
+) => Promise<Record<string, unknown>[]>;
 
 /** BIGINT (int8) read as a number: the columns hold epoch ms, ids and counts, far below 2^53. */
 const INT8 = 20;
@@ -33,7 +46,10 @@ const types = {
  * so nothing waits for ever: a statement (or a lock wait) is cancelled by the server after
  * `statementTimeoutMs`, and a query with no answer fails after `callTimeoutMs`.
  */
-export function postgresDatabase(url: string, options: PostgresPoolOptions = {}): SqlDatabase {
+export function postgresDatabase(
+  url: string,
+  options: PostgresPoolOptions = {},
+): SqlDatabase & { opened: Promise<void>; close(): Promise<void> } {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString: url,
@@ -46,13 +62,41 @@ export function postgresDatabase(url: string, options: PostgresPoolOptions = {})
     // A transaction idle that long belongs to a stuck caller: its row locks are let go.
     idle_in_transaction_session_timeout: 6 * statementTimeoutMs,
     keepAlive: true,
+    // Kept open while idle: each holds what onConnect took (a replica's shared lock).
+    idleTimeoutMillis: 0,
     types,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   });
   // An idle connection that breaks must not end the process ('error' unheard would).
   pool.on("error", (error) => options.onIdleError?.(error));
+  const opened = options.first ? options.first(pool) : Promise.resolve();
+  // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
+  opened.catch(() => undefined);
+  const { onConnect } = options;
+  const dialect = new PostgresDialect({
+    pool: async () => {
+      await opened;
+      return pool;
+    },
+    ...(onConnect && {
+      onCreateConnection: (connection) =>
+        onConnect(async (text, params) => {
+          const result = await connection.executeQuery(CompiledQuery.raw(text, [...params]));
+          return result.rows as Record<string, unknown>[];
+        }),
+    }),
+  });
+  const db = new Kysely<Schema>({ dialect });
   return {
-    db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    opened,
+    /** Once what `first` does has ended: the query layer and every connection closed. */
+    close: async () => {
+      await opened.catch(() => undefined);
+      await db.destroy();
+      // The query layer ends the pool only if it ever used it.
+      if (!pool.ended) await pool.end();
+    },
+    db,
     arrival: "seq",
     unfinishedByPerson: sql.raw("turns"),
     afterPurge: async () => undefined,

@@ -1,15 +1,14 @@
-import { promised } from "../immediate.js";
 import { SqlAssistantChoiceStore } from "../sql/assistant-choices.js";
 import { SqlConversationStore } from "../sql/conversations.js";
 import { SqlFeedbackStore } from "../sql/feedback.js";
+import { SqlInstallationStore } from "../sql/installations.js";
 import { SqlLeaseStore } from "../sql/leases.js";
+import { SqlLinkedTokenStore } from "../sql/linked-tokens.js";
 import { SqlSettingsStore } from "../sql/settings.js";
 import { sqliteDatabase } from "../sql/sqlite-database.js";
 import { SqlTurnStore } from "../sql/turns.js";
-import type { InstallationStore, LinkedTokenStore, Stores } from "../stores.js";
+import type { Stores } from "../stores.js";
 import { type Db, openDatabase } from "./db.js";
-import { SqliteInstallationStore } from "./installations.js";
-import { SqliteLinkedTokenStore } from "./linked-tokens.js";
 import { WalSync } from "./wal-sync.js";
 
 /**
@@ -31,12 +30,18 @@ export function sqliteStoresOver(db: Db, now: () => number = Date.now): Stores {
     turns: new SqlTurnStore(queries, now),
     settings: new SqlSettingsStore(queries.db, now),
     feedback: new SqlFeedbackStore(queries, now),
-    linkedTokens: promised<LinkedTokenStore>(new SqliteLinkedTokenStore(db, now)),
+    linkedTokens: new SqlLinkedTokenStore(queries.db, now),
     assistantChoices: new SqlAssistantChoiceStore(queries.db, now),
     leases: new SqlLeaseStore(queries, now),
-    installations: promised<InstallationStore>(new SqliteInstallationStore(db, now)),
+    installations: new SqlInstallationStore(queries.db, now),
     // The file is this process's alone from the open (db.ts): no other bot can be on it.
-    exclusively: (fn) => exclusively(db, fn),
+    exclusively: (fn) =>
+      queries.db.transaction().execute((trx) =>
+        fn({
+          linkedTokens: new SqlLinkedTokenStore(trx, now),
+          installations: new SqlInstallationStore(trx, now),
+        }),
+      ),
     ping: async () => db.open && db.prepare("SELECT 1 AS ok").get() !== undefined,
     durable: async () => wal?.flush(),
     close: async () => {
@@ -46,21 +51,4 @@ export function sqliteStoresOver(db: Db, now: () => number = Date.now): Stores {
       if (db.open) db.close();
     },
   };
-}
-
-/**
- * `fn` in one transaction (BEGIN IMMEDIATE), committed when it resolves and rolled back when
- * it fails. Only `npm run rotate-key` calls it, with nothing else running on the connection:
- * every statement made while `fn` awaits belongs to the transaction.
- */
-async function exclusively<T>(db: Db, fn: () => Promise<T>): Promise<T> {
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const result = await fn();
-    db.exec("COMMIT");
-    return result;
-  } catch (error) {
-    if (db.inTransaction) db.exec("ROLLBACK");
-    throw error;
-  }
 }

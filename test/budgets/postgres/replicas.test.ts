@@ -114,8 +114,8 @@ function replicaOf(
  * time, while a posted write takes a real round trip: unstepped, a replica could read the
  * shared state before the other's pause reached it, which in real time never happens.
  */
-function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, shared = true) {
-  const both = shared ? replicas(2) : [];
+async function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, shared = true) {
+  const both = shared ? await replicas(2) : [];
   const [a, b] = shared
     ? both.map((r) => r.budgets.allowances)
     : [localAllowances, localAllowances];
@@ -139,7 +139,7 @@ const STEP_MS = 250;
 async function editsOverFiveMinutes(inA: number, inB: number) {
   const clock = new ManualClock();
   const slack = fakeSlack(clock);
-  const [a, b, advance] = twoReplicas(clock, slack);
+  const [a, b, advance] = await twoReplicas(clock, slack);
   a.stream(inA);
   b.stream(inB);
   await advance(5 * MINUTE);
@@ -171,7 +171,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   it("(without sharing, the same two make about twice as many: what the test above rules out)", async () => {
     const clock = new ManualClock();
     const slack = fakeSlack(clock);
-    const [a, b, advance] = twoReplicas(clock, slack, false);
+    const [a, b, advance] = await twoReplicas(clock, slack, false);
     a.stream(10);
     b.stream(10);
     await advance(2 * MINUTE);
@@ -187,7 +187,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = call.t;
       return 30;
     });
-    const [a, b, advance] = twoReplicas(clock, slack);
+    const [a, b, advance] = await twoReplicas(clock, slack);
     a.stream(5);
     b.stream(5);
     // B posts meanwhile: another method, not paused.
@@ -214,7 +214,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = true;
       return 20;
     });
-    const [a, b, advance] = twoReplicas(clock, slack);
+    const [a, b, advance] = await twoReplicas(clock, slack);
     const sent: Promise<unknown>[] = [];
     for (let i = 0; i < 6; i++) {
       sent.push(a.post("C1"), b.post("C1"));
@@ -235,7 +235,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
 
   it("share the stream methods' workspace budgets, but keep each message's own pace at home", async () => {
     const clock = new ManualClock();
-    const [replica] = replicas(1);
+    const [replica] = await replicas(1);
     const scheduler = new CallScheduler({ clock, allowances: replica.budgets.allowances });
     onTestFinished(() => scheduler.close());
     const gate = new StreamGate({ scheduler });

@@ -12,7 +12,7 @@ const USER = budgetUser(TOKEN);
  * Two ServiceBudgets, as two replicas' each, over one database; 20 run starts a minute. The
  * third is called once what the replicas posted (releases, pauses) must be in the database.
  */
-function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) {
+async function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) {
   const budget = ({ budgets }: Replica) =>
     new ServiceBudget({
       runStartsPerMinute: 20,
@@ -20,7 +20,7 @@ function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) 
       clock,
       windows: budgets.slotWindows,
     });
-  const [a, b] = replicas(2, options);
+  const [a, b] = await replicas(2, options);
   return [budget(a), budget(b), () => [a, b].forEach(written)] as const;
 }
 
@@ -34,7 +34,7 @@ function readiness(tickets: BudgetTicket[]) {
 describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
   it("share a token's 20 run starts a minute, each slot freed a window after its release", async () => {
     const clock = new ManualClock();
-    const [a, b, posted] = twoBudgets(clock);
+    const [a, b, posted] = await twoBudgets(clock);
     const take = (budget: ServiceBudget | undefined) =>
       Array.from({ length: 15 }, () => budget?.take(USER, "run_start") as BudgetTicket);
     const mine = take(a);
@@ -59,7 +59,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
 
   it("keeps counting slots another replica holds, and looks again for their release", async () => {
     const clock = new ManualClock();
-    const [a, b, posted] = twoBudgets(clock, { lookAgainMs: 1_000 });
+    const [a, b, posted] = await twoBudgets(clock, { lookAgainMs: 1_000 });
     const held = Array.from({ length: 20 }, () => a.take(USER, "run_start") as BudgetTicket);
     await clock.advance(0);
     const waiting = b.take(USER, "run_start") as BudgetTicket;
@@ -77,7 +77,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
 
   it("pause every replica's tickets of a token on the service's 429", async () => {
     const clock = new ManualClock();
-    const [a, b, posted] = twoBudgets(clock);
+    const [a, b, posted] = await twoBudgets(clock);
     a.pauseUntil(USER, "request", clock.now() + 10_000);
     posted();
     const ticket = b.take(USER, "request") as BudgetTicket;
@@ -97,7 +97,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
 
   it("keys each budget by the token's fingerprint, never the token", async () => {
     const clock = new ManualClock();
-    const [replica] = replicas(1);
+    const [replica] = await replicas(1);
     const budget = new ServiceBudget({ clock, windows: replica.budgets.slotWindows });
     budget.take(USER, "run_start");
     budget.pauseUntil(USER, "request", clock.now() + 1_000);
