@@ -213,6 +213,25 @@ describe("files shared with a question", () => {
     expect(contents(x)).toEqual(["read these"]);
   });
 
+  it("says so when Slack will not let the bot download a file (its sign-in page instead)", async () => {
+    const x = await harness();
+    x.sim.control.enqueueAnswer({ text: ANSWER });
+    // Another workspace's file: the bot's token does not open it, and Slack answers its page.
+    const theirs = x.slack.addFile({ name: "their-plan.txt", content: "not yours" }, "T0OTHER");
+    const asked = await x.mention("<@UBOT> read this", { files: [theirs] });
+    expect(await reply(x, asked.threadTs)).toBe(
+      [
+        ANSWER,
+        FOOTER,
+        "Not passed on to the assistant: their-plan.txt (Slack did not let the bot download it).",
+      ].join("\n"),
+    );
+    expect(x.slack.fileDownloads).toEqual([
+      { fileId: theirs.id, authorized: false, hadAuthorization: true },
+    ]);
+    expect(contents(x)).toEqual(["read this"]);
+  });
+
   it("asks files.info for a file the event describes only by its id", async () => {
     const x = await harness();
     x.sim.control.enqueueAnswer({ text: ANSWER });
