@@ -192,15 +192,20 @@ describe("conversations", () => {
     );
   });
 
-  it("says files are not passed on and answers the text", async () => {
+  it("says an image is not passed on, and answers the text", async () => {
     const x = await harness();
     x.sim.control.enqueueAnswer({ text: "About your text." });
     const { threadTs } = await x.mention("<@UBOT> look at this", {
       files: [{ id: "F1", name: "chart.png", mimetype: "image/png" }],
     });
     const [reply] = await x.settled(CHANNEL, threadTs);
-    expect(reply).toContain("About your text.");
-    expect(reply).toMatch(/Files and images aren.t passed on/);
+    expect(reply).toBe(
+      [
+        "About your text.",
+        "Answered by assistant-standard",
+        "Not passed on to the assistant: chart.png (the assistant service does not take images).",
+      ].join("\n"),
+    );
     expect(messageBodies(x)).toEqual([{ content: "look at this" }]);
   });
 });

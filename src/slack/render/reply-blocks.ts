@@ -30,7 +30,7 @@ export interface ReplyInput {
   phase: ReplyPhase;
   /** The turn the message answers: the Stop button's value, and the feedback buttons'. */
   turnId: string;
-  /** Extra lines shown small under the answer, e.g. "Files aren't passed on…". */
+  /** Extra lines shown small under the answer, e.g. a file that could not be read. */
   notes?: string[];
   /**
    * The run's steps so far: while it works, the status line names the latest one in
