@@ -1,6 +1,6 @@
 /**
- * `npx tsx bench/pg-store.ts [postgres-url] [--turns N]`: what the synchronous PostgreSQL
- * store (store/postgres/sync-client.ts) costs the thread that calls it, against a server (by
+ * `npx tsx bench/pg-store.ts [postgres-url] [--turns N]`: how long the PostgreSQL stores
+ * (on `pg`'s pool, store/postgres/open.ts) take to answer, against a server (by
  * default the local one, postgres://postgres@127.0.0.1:5432/postgres), beside SQLite on this
  * machine's disk for scale. Prints the median and p99 ms of:
  *
@@ -15,8 +15,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { openPostgresStores } from "../src/store/postgres/open.js";
-import { SyncPostgres } from "../src/store/postgres/sync-client.js";
 import { openSqliteStores } from "../src/store/sqlite/open.js";
 import type { Stores } from "../src/store/stores.js";
 import { median, percentile } from "./stats.js";
@@ -39,14 +39,15 @@ async function main(): Promise<void> {
     "postgres://postgres@127.0.0.1:5432/postgres";
 
   const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new SyncPostgres(url);
   try {
     const postgres = openPostgresStores(url, Date.now, { schema });
     report("PostgreSQL", await measure(postgres, turns));
     await postgres.close();
   } finally {
-    admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    admin.close();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
   }
 
   const dir = mkdtempSync(join(tmpdir(), "pg-store-bench-"));

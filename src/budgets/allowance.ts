@@ -17,6 +17,12 @@ export interface Allowance {
    */
   tryTake(now: number, place?: QueuePlace): boolean;
   /**
+   * A call waits for this allowance, and others before it: one kept in a database asks for a
+   * take ahead (budgets/postgres/ahead.ts), so that readyAt says now once it has one and
+   * tryTake answers from it. One in memory needs none.
+   */
+  ask?(now: number): void;
+  /**
    * A 429 said to wait until `until`: no take succeeds before then, and readyAt says so. Only a
    * shared allowance needs it, so that a 429 met by one replica holds every replica back; in
    * one process the scheduler keeps the pause itself.
@@ -56,5 +62,15 @@ export interface AllowanceScope {
   lane?: string;
 }
 
-/** Makes the allowance of a scope; called again for a scope whose lane was forgotten. */
-export type Allowances = (scope: AllowanceScope, rules: AllowanceRules) => Allowance;
+/**
+ * Makes the allowance of a scope; called again for a scope whose lane was forgotten.
+ * `changed`: an allowance kept in a database takes one round trip ahead of the call
+ * (budgets/postgres/ahead.ts), so its tryTake answers false while the take is on its way;
+ * it calls `changed` when the take lands, for the spender to ask again. One in memory never
+ * calls it.
+ */
+export type Allowances = (
+  scope: AllowanceScope,
+  rules: AllowanceRules,
+  changed?: () => void,
+) => Allowance;

@@ -1,26 +1,27 @@
+import { CompiledQuery } from "kysely";
 import type { Allowances } from "../budgets/allowance.js";
 import { sharedBudgets } from "../budgets/postgres/shared-budgets.js";
 import type { SlotWindows } from "../budgets/service/slot-window.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { SyncPostgres } from "../store/postgres/sync-client.js";
+import { postgresDatabase } from "../store/sql/postgres-pool.js";
 import { errorText } from "./slack.js";
 
 /**
- * How long a budget statement may wait for the database, ms: a budget asked while the server
- * does not answer holds the event loop this long once, then refuses calls for a second.
+ * How long a budget statement may take, ms: past it the budgets refuse calls for a second
+ * (budget-db.ts) rather than let answers wait on a database that does not answer.
  */
 const BUDGET_CALL_TIMEOUT_MS = 1_000;
 
 export interface ReplicaBudgets {
   allowances: Allowances;
   slotWindows: SlotWindows;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
  * Slack's and the service's budgets kept in PostgreSQL, so that replicas on one database share
- * them (budgets/postgres/), on a connection of their own with a short timeout: a slow
+ * them (budgets/postgres/), on a small pool of their own with short time limits: a slow
  * budget statement never waits behind a turn's, nor a turn's behind it.
  */
 export function replicaBudgets(
@@ -31,19 +32,28 @@ export function replicaBudgets(
 ): ReplicaBudgets {
   const unreachable = (error: unknown) =>
     logger.warn({ err: errorText(error) }, "shared budgets unreachable");
-  const db = new SyncPostgres(url, {
-    callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
-    onLateError: unreachable,
-  });
   // The stores opened first and migrated the schema (bot.ts).
-  const shared = sharedBudgets(db, {
-    holder,
-    onError: unreachable,
-    onRefused: () => metrics.sharedBudgetWaits.inc(),
+  const database = postgresDatabase(url, {
+    max: 2,
+    callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
+    statementTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
+    connectTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
+    onIdleError: unreachable,
   });
+  const shared = sharedBudgets(
+    async (text, params) =>
+      (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as Record<
+        string,
+        unknown
+      >[],
+    { holder, onError: unreachable, onRefused: () => metrics.sharedBudgetWaits.inc() },
+  );
   return {
     allowances: shared.allowances,
     slotWindows: shared.slotWindows,
-    close: () => db.close(),
+    close: async () => {
+      await shared.settled();
+      await database.close();
+    },
   };
 }

@@ -9,9 +9,11 @@
  * it found, or `{ "error": message }`.
  */
 import { createInterface } from "node:readline";
+import { CompiledQuery } from "kysely";
+import { BudgetDb } from "../../src/budgets/postgres/budget-db.js";
 import { SlotTable } from "../../src/budgets/postgres/slots.js";
 import { openPostgresStores } from "../../src/store/postgres/open.js";
-import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
+import { postgresDatabase } from "../../src/store/sql/postgres-pool.js";
 
 const [schema, command, ...args] = process.argv.slice(2);
 const url = process.env.POSTGRES_REPLICA_URL ?? "";
@@ -31,15 +33,27 @@ async function main(): Promise<unknown> {
   if (command === "occupy") {
     // Takes slots of one key, one after the other, as many as it asks for.
     const [key, limit, count] = args;
-    const db = new SyncPostgres(url, options);
-    const slots = new SlotTable(db);
+    const database = postgresDatabase(url, { ...options, max: 1 });
+    const slots = new SlotTable(
+      new BudgetDb(
+        async (text, params) =>
+          (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as never[],
+      ),
+    );
     try {
       await go();
-      return Array.from({ length: Number(count) }, () =>
-        slots.occupy(key as string, 0, { limit: Number(limit), untilAt: 1_000, held: false }),
-      ).filter((id) => id !== undefined).length;
+      let got = 0;
+      for (let i = 0; i < Number(count); i++) {
+        const id = await slots.occupy(key as string, 0, {
+          limit: Number(limit),
+          untilAt: 1_000,
+          held: false,
+        });
+        if (id !== undefined) got++;
+      }
+      return got;
     } finally {
-      db.close();
+      await database.close();
     }
   }
   const [holder, ...ids] = args;

@@ -10,11 +10,12 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { describe, expect, it, onTestFinished } from "vitest";
-import { PostgresError, PostgresOpenError } from "../../src/store/postgres/errors.js";
+import { CompiledQuery } from "kysely";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStores, type PostgresStores } from "../../src/store/postgres/open.js";
-import { SyncPostgres, type SyncPostgresOptions } from "../../src/store/postgres/sync-client.js";
+import { type PostgresPoolOptions, postgresDatabase } from "../../src/store/sql/postgres-pool.js";
 import type { Claim } from "../../src/store/stores.js";
 import { IllegalTransition, type Turn } from "../../src/store/turn.js";
 import { postgresStores, postgresUrl, testSchema } from "../support/postgres.js";
@@ -60,11 +61,14 @@ function linesOf(child: ChildProcessWithoutNullStreams): { next(): Promise<strin
   };
 }
 
-/** A SyncPostgres of the test's own, closed when the test has finished. */
-function client(url: string, options: SyncPostgresOptions = {}): SyncPostgres {
-  const db = new SyncPostgres(url, options);
-  onTestFinished(() => db.close());
-  return db;
+/** A pool of the test's own, closed when the test has finished; `query` answers rows. */
+function pool(url: string, options: PostgresPoolOptions = {}) {
+  const database = postgresDatabase(url, options);
+  onTestFinished(() => database.close());
+  return {
+    query: async <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+      (await database.db.executeQuery(CompiledQuery.raw(text, params))).rows as T[],
+  };
 }
 
 /** A port with nothing listening on it. */
@@ -114,11 +118,11 @@ async function openFailure(stores: PostgresStores): Promise<unknown> {
   throw new Error("expected the open to fail");
 }
 
-/** How long `fn` took to throw, ms, and what it threw. */
-function failure(fn: () => unknown): { error: unknown; ms: number } {
+/** How long `fn`'s promise took to fail, ms, and why. */
+async function failure(fn: () => Promise<unknown>): Promise<{ error: unknown; ms: number }> {
   const started = performance.now();
   try {
-    fn();
+    await fn();
   } catch (error) {
     return { error, ms: performance.now() - started };
   }
@@ -130,11 +134,11 @@ describe("the PostgreSQL stores", () => {
     const schema = testSchema();
     const results = await replicas(schema, [["open"], ["open"], ["open"], ["open"]]);
     expect(results).toEqual(commandsOf(4, { opened: true }));
-    const db = client(postgresUrl(), { schema });
-    expect(db.rows("SELECT version FROM schema_version ORDER BY version")).toEqual(
+    const db = pool(postgresUrl(), { schema });
+    expect(await db.query("SELECT version FROM schema_version ORDER BY version")).toEqual(
       MIGRATIONS.map((_, i) => ({ version: i + 1 })),
     );
-    const tables = db.rows<{ name: string }>(
+    const tables = await db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1
        ORDER BY table_name`,
       [schema],
@@ -223,9 +227,9 @@ describe("the PostgreSQL stores", () => {
   it("refuse a schema newer than the code, naming both versions, and leave it as it is", async () => {
     const schema = testSchema();
     await opened(openPostgresStores(postgresUrl(), Date.now, { schema }));
-    const db = client(postgresUrl(), { schema });
+    const db = pool(postgresUrl(), { schema });
     const known = MIGRATIONS.length;
-    db.run("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);
+    await db.query("INSERT INTO schema_version (version, applied_at) VALUES ($1, 0)", [known + 1]);
     const error = await openFailure(openPostgresStores(postgresUrl(), Date.now, { schema }));
     expect(error).toBeInstanceOf(PostgresOpenError);
     expect((error as Error).message).toMatch(
@@ -233,7 +237,9 @@ describe("the PostgreSQL stores", () => {
         `^Cannot open the PostgreSQL database at [^ ]+ \\(schema ${schema}\\): its schema is version ${known + 1}, but this version of the bot knows versions up to ${known}: the database was written by a newer release of the bot\\.`,
       ),
     );
-    expect(db.rows("SELECT version FROM schema_version ORDER BY version")).toHaveLength(known + 1);
+    expect(await db.query("SELECT version FROM schema_version ORDER BY version")).toHaveLength(
+      known + 1,
+    );
   });
 
   it("never put the URL or its password in an error", async () => {
@@ -257,82 +263,68 @@ describe("the PostgreSQL stores", () => {
   });
 
   it("fail at once when the server refuses the connection, and ping false", async () => {
-    const db = client(`postgres://postgres@127.0.0.1:${await closedPort()}/postgres`);
-    const { error, ms } = failure(() => db.query("SELECT 1"));
-    expect(error).toMatchObject({ name: "PostgresError", code: "ECONNREFUSED" });
+    const db = pool(`postgres://postgres@127.0.0.1:${await closedPort()}/postgres`);
+    const { error, ms } = await failure(() => db.query("SELECT 1"));
+    expect(error).toMatchObject({ code: "ECONNREFUSED" });
     expect(ms).toBeLessThan(2_000);
-    expect(db.ping()).toBe(false);
   });
 
   it("fail, rather than wait for ever, on a server that never answers", async () => {
     const url = `postgres://postgres@127.0.0.1:${await silentServer()}/postgres`;
-    // Connecting has its own time limit…
-    const connecting = failure(() => client(url, { connectTimeoutMs: 200 }).query("SELECT 1"));
-    expect((connecting.error as Error).message).toMatch(/^cannot connect to PostgreSQL: /);
-    // …and every call another, whatever the worker is stuck on.
-    const calling = failure(() => client(url, { callTimeoutMs: 200 }).query("SELECT 1"));
-    expect(calling.error).toMatchObject({
-      code: "ETIMEDOUT",
-      message: "PostgreSQL did not answer within 200 ms; the next call opens a new connection",
-    });
-    for (const { ms } of [connecting, calling]) expect(ms).toBeLessThan(2_000);
+    const connecting = await failure(() => pool(url, { connectTimeoutMs: 200 }).query("SELECT 1"));
+    expect((connecting.error as Error).message).toMatch(/timeout/i);
+    expect(connecting.ms).toBeLessThan(2_000);
+    // A stalled server's ping says so within /readyz's two seconds.
+    const stores = openPostgresStores(url, Date.now, { connectTimeoutMs: 200 });
+    onTestFinished(async () => await stores.close());
+    stores.opened.catch(() => undefined);
+    const started = performance.now();
+    expect(await stores.ping()).toBe(false);
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it("cancel a statement that runs too long, and keep the connection", () => {
-    const db = client(postgresUrl(), { statementTimeoutMs: 100 });
-    const pid = db.first("SELECT pg_backend_pid() AS pid");
-    const { error, ms } = failure(() => db.query("SELECT pg_sleep(5)"));
-    expect(error).toBeInstanceOf(PostgresError);
-    expect(error).toMatchObject({ code: "57014" });
-    expect(ms).toBeLessThan(2_000);
-    expect(db.first("SELECT pg_backend_pid() AS pid")).toEqual(pid);
+  it("give up on a call with no answer, and cancel a statement that runs too long", async () => {
+    const waiting = pool(postgresUrl(), { callTimeoutMs: 200 });
+    const call = await failure(() => waiting.query("SELECT pg_sleep(5)"));
+    expect((call.error as Error).message).toMatch(/timeout/i);
+    const db = pool(postgresUrl(), { statementTimeoutMs: 100 });
+    const statement = await failure(() => db.query("SELECT pg_sleep(5)"));
+    expect(statement.error).toMatchObject({ code: "57014" });
+    for (const { ms } of [call, statement]) expect(ms).toBeLessThan(2_000);
+    expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
   });
 
-  it("throw when the connection is lost, and open a new one on the next call", () => {
-    const db = client(postgresUrl());
-    const before = db.first<{ pid: number }>("SELECT pg_backend_pid() AS pid")?.pid;
-    expect(() => db.query("SELECT pg_terminate_backend(pg_backend_pid())")).toThrow(
+  it("fail the statement whose connection is ended, keep the process, and open a new one", async () => {
+    const lost: Error[] = [];
+    const db = pool(postgresUrl(), { max: 1, onIdleError: (error) => lost.push(error) });
+    const admin = pool(postgresUrl());
+    const pid = async () => (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0];
+    const before = await pid();
+    // Ended by the server (a failover, an administrator) while a statement runs on it.
+    const sleeping = db.query("SELECT pg_sleep(5)");
+    sleeping.catch(() => undefined);
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(5)'",
+    );
+    await expect(sleeping).rejects.toThrow(/terminat/);
+    // Told, not thrown: an 'error' nobody hears would end the process.
+    await vi.waitFor(() => expect(lost.length).toBeGreaterThan(0));
+    expect(await pid()).not.toEqual(before);
+  });
+
+  it("fail, without ending the process, a statement given a connection the server just ended", async () => {
+    const lost: Error[] = [];
+    const db = pool(postgresUrl(), { max: 1, onIdleError: (error) => lost.push(error) });
+    const pid = async () => (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0];
+    const before = await pid();
+    await expect(db.query("SELECT pg_terminate_backend(pg_backend_pid())")).rejects.toThrow(
       "terminating connection due to administrator command",
     );
-    expect(db.ping()).toBe(true);
-    expect(db.first<{ pid: number }>("SELECT pg_backend_pid() AS pid")?.pid).not.toBe(before);
-  });
-
-  it("never run a transaction's later statements on a new connection, outside it", () => {
-    const schema = testSchema();
-    const db = client(postgresUrl(), { schema });
-    db.run(`CREATE SCHEMA ${schema}`);
-    db.run("CREATE TABLE marks (n INTEGER)");
-    const lost = () =>
-      db.transaction(() => {
-        db.run("INSERT INTO marks VALUES (1)");
-        expect(() => db.query("SELECT pg_terminate_backend(pg_backend_pid())")).toThrow();
-        db.run("INSERT INTO marks VALUES (2)");
-      });
-    expect(lost).toThrow("the connection to PostgreSQL was lost during the transaction");
-    expect(db.rows("SELECT n FROM marks")).toEqual([]);
-  });
-
-  it("run a posted write before what is asked after it, and tell its failure with the next answer", () => {
-    const schema = testSchema();
-    const late: PostgresError[] = [];
-    const db = client(postgresUrl(), { schema, onLateError: (error) => late.push(error) });
-    db.run(`CREATE SCHEMA ${schema}`);
-    db.run("CREATE TABLE marks (n INTEGER PRIMARY KEY)");
-    for (let n = 1; n <= 50; n++) db.post("INSERT INTO marks VALUES ($1)", [n]);
-    db.post("INSERT INTO marks VALUES ($1)", [7]);
-    expect(late).toEqual([]);
-    const marks = db.rows<{ n: number }>("SELECT n FROM marks ORDER BY n").map((r) => r.n);
-    expect(marks).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
-    expect(late).toHaveLength(1);
-    expect(late[0]).toMatchObject({ code: "23505" });
-    expect(db.ping()).toBe(true);
-    expect(late).toHaveLength(1);
-    // Closing waits for what was posted before it: another connection finds it.
-    db.post("INSERT INTO marks VALUES ($1)", [51]);
-    db.close();
-    const other = client(postgresUrl(), { schema });
-    expect(other.first("SELECT COUNT(*)::int AS n FROM marks")).toEqual({ n: 51 });
+    // At once: the pool hands the same connection out before its end has been read. The
+    // statement fails, and the connection's 'error' is heard (unheard, it ended the process).
+    await expect(pid()).rejects.toThrow("Connection terminated unexpectedly");
+    expect(lost.map((error) => error.message)).toContain("Connection terminated unexpectedly");
+    expect(await pid()).not.toEqual(before);
   });
 
   it("read and write bytes and big numbers as the other stores do", async () => {

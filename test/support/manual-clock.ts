@@ -18,6 +18,11 @@ export interface ManualClockOptions {
    * without the test advancing anything. Default false: only `advance` moves time.
    */
   sleepsAdvance?: boolean;
+  /**
+   * What must land before the next timer fires, beyond promise callbacks: a database's round
+   * trips, which take real time while this clock stands still (budgets shared in PostgreSQL).
+   */
+  settle?: () => Promise<void>;
 }
 
 /**
@@ -33,10 +38,12 @@ export class ManualClock implements Clock {
   private scheduled: Scheduled[] = [];
   private watchers: (() => void)[] = [];
   private readonly sleepsAdvance: boolean;
+  private readonly settleMore: (() => Promise<void>) | undefined;
 
   constructor(start = Date.UTC(2026, 0, 1), options: ManualClockOptions = {}) {
     this.current = start;
     this.sleepsAdvance = options.sleepsAdvance ?? false;
+    this.settleMore = options.settle;
   }
 
   now(): number {
@@ -87,6 +94,7 @@ export class ManualClock implements Clock {
     const until = this.current + ms;
     for (;;) {
       await settle();
+      await this.settleMore?.();
       const next = this.scheduled
         .filter((s) => s.at <= until)
         .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
@@ -98,6 +106,7 @@ export class ManualClock implements Clock {
     // Another advance running alongside may already have gone further.
     this.current = Math.max(this.current, until);
     await settle();
+    await this.settleMore?.();
   }
 }
 

@@ -1,20 +1,31 @@
 /**
- * Replicas of the bot's budgets for a test: each its own connection (as each replica is its
- * own process) to one schema of the test's own, with the budgets shared there. Closed, and the
- * schema dropped, once the test has finished.
+ * Replicas of the bot's budgets for a test: each its own pool of connections (as each replica
+ * is its own process) to one schema of the test's own, with the budgets shared there. Closed,
+ * and the schema dropped, once the test has finished.
+ *
+ * A shared budget's take lands one round trip after it is asked for (budgets/postgres/
+ * ahead.ts): `take` and `readyAt` here ask as the scheduler does, then wait for the answer.
  */
+import { CompiledQuery } from "kysely";
 import { onTestFinished } from "vitest";
+import type { Allowance, QueuePlace } from "../../src/budgets/allowance.js";
 import {
   type SharedBudgetOptions,
   type SharedBudgets,
   sharedBudgets,
 } from "../../src/budgets/postgres/shared-budgets.js";
 import { migratePostgres } from "../../src/store/postgres/migrations.js";
-import { SyncPostgres } from "../../src/store/postgres/sync-client.js";
+import { postgresDatabase } from "../../src/store/sql/postgres-pool.js";
 import { postgresUrl, testSchema } from "./postgres.js";
 
+export type Query = <T = Record<string, unknown>>(
+  text: string,
+  params?: readonly unknown[],
+) => Promise<T[]>;
+
 export interface Replica {
-  db: SyncPostgres;
+  /** A statement on this replica's connections, for what the test reads or breaks itself. */
+  query: Query;
   budgets: SharedBudgets;
 }
 
@@ -32,14 +43,42 @@ export async function replicas(
   // The bot's stores migrate the schema; here no store is opened.
   await migratePostgres(postgresUrl(), schema);
   return Array.from({ length: count }, () => {
-    const db = new SyncPostgres(postgresUrl(), { schema });
+    const database = postgresDatabase(postgresUrl(), { schema, max: 2 });
+    const query: Query = async (text, params = []) =>
+      (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as never[];
+    const budgets = sharedBudgets(query, options);
     // Registered after the schema's drop, and run before it (last registered first).
-    onTestFinished(() => db.close());
-    return { db, budgets: sharedBudgets(db, options) };
+    onTestFinished(async () => {
+      await budgets.settled();
+      await database.close();
+    });
+    return { query, budgets };
   });
 }
 
-/** Once what `replica` posted (a release, a pause, a sweep) is in the database: its next statement follows it. */
-export function written(replica: Replica): void {
-  replica.db.ping();
+/**
+ * Once nothing `replica` sent is on its way (a take, a release, a pause, a sweep), nor what
+ * their answers set off.
+ */
+export function written(replica: Replica): Promise<void> {
+  return replica.budgets.settled();
+}
+
+/** Once what a shared budget asked of the database (a take, a reading) has landed. */
+export async function settled(budget: unknown): Promise<void> {
+  await (budget as { settled?: () => Promise<void> }).settled?.();
+}
+
+/** A take as the scheduler makes one: asked for, then taken from the hand once it lands. */
+export async function take(allowance: Allowance, now: number, place?: QueuePlace) {
+  if (allowance.tryTake(now, place)) return true;
+  await settled(allowance);
+  return allowance.tryTake(now, place);
+}
+
+/** readyAt once what it asked to read has landed. */
+export async function readyAt(allowance: Allowance, now: number, ahead = 0): Promise<number> {
+  allowance.readyAt(now, ahead);
+  await settled(allowance);
+  return allowance.readyAt(now, ahead);
 }

@@ -1,7 +1,8 @@
 import type { Allowance, QueuePlace } from "../allowance.js";
 import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../gcra.js";
+import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
-import { EarliestTake, fresh } from "./earliest.js";
+import { fresh } from "./earliest.js";
 import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
 import { firstInLine, queueUp, waiterParams, withdrawWaiter } from "./waiters.js";
 
@@ -32,19 +33,20 @@ const WAITER_GRACE_MS = 1_000;
 /**
  * A token bucket (budgets/gcra.ts) that replicas share: its arrival time is one row of
  * `budget_buckets`, its 429 pause one of `budget_pauses`, and who waits for it rows of
- * `budget_waiters`.
+ * `budget_waiters`. Takes are made one round trip ahead of the call (ahead.ts).
  *
  * A take is one statement: an upsert whose update happens only when the bucket allows a take
  * at `now`, no pause holds and no other replica's call waits with a lower rank, under the
  * row's lock, so two replicas taking the last token at once cannot both get it. The same
  * statement answers what a refused take needs to know of when to try again, and keeps this
- * replica's place among the waiters. readyAt reads the row and computes with the same functions
- * as the in-memory bucket; what it read is kept for SEEN_MS (earliest.ts), since the scheduler
- * asks every lane at one instant and the take decides anyway.
+ * replica's place among the waiters. readyAt computes with the same functions as the
+ * in-memory bucket, from what the last statement read; a reading older than SEEN_MS
+ * (earliest.ts) is read again in the background.
  */
 export class PostgresBucket implements Allowance {
   private seen: Seen | undefined;
-  private readonly earliest = new EarliestTake();
+  private reading: Promise<void> | undefined;
+  private readonly takes: TakesAhead<true>;
   /** This replica's row in `budget_waiters` ranks a call (it may hold others back). */
   private waiting = false;
 
@@ -52,60 +54,48 @@ export class PostgresBucket implements Allowance {
     private readonly budgets: BudgetDb,
     private readonly key: string,
     private readonly rules: GcraRules,
-  ) {}
+    changed: () => void = () => undefined,
+  ) {
+    this.takes = new TakesAhead(budgets, changed);
+  }
 
   readyAt(now: number, ahead = 0): number {
-    const known = ahead === 0 ? this.earliest.ahead(now) : undefined;
-    if (known !== undefined) return known;
+    if (ahead === 0) {
+      const known = this.takes.knownAt(now);
+      if (known !== undefined) return known;
+    }
     const seen = this.read(now);
-    if (!seen) return this.budgets.retryAt(now);
-    const ready = Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
-    return ahead === 0 ? this.earliest.learnt(ready) : ready;
+    return Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
   }
 
   tryTake(now: number, place?: QueuePlace): boolean {
-    if (this.earliest.ahead(now) !== undefined) return false;
-    this.seen = undefined;
-    const row = this.budgets.attempt(
-      now,
-      () => this.take(now, place),
-      () => undefined,
-    );
-    if (row === undefined) {
-      this.budgets.refused();
-      this.readyAt(now);
-      return false;
-    }
-    this.waiting = place !== undefined && (row.taken !== null ? place.next : place.rank) < Infinity;
-    if (row.taken !== null) {
-      // Taken: no pause holds at `now`, and the next take can go no earlier than this.
-      this.seen = { now, arrival: row.taken, pausedUntil: Number.NEGATIVE_INFINITY };
-      this.earliest.learnt(gcraReadyAt(row.taken, now, 0, this.rules));
+    if (this.takes.spend(now)) {
+      this.waiting = place !== undefined && place.next < Infinity;
       return true;
     }
-    this.budgets.refused();
-    this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
-    // Behind another replica's call: that one takes the token there is, this one the next.
-    // With no token now, this one asks again when it comes: the other's call may be gone by
-    // then (a replica's row lasts a while after its last call).
-    const tokenNow = gcraReadyAt(this.seen.arrival, now, 0, this.rules) <= now;
-    const ahead = row.behind && tokenNow ? 1 : 0;
-    this.earliest.learnt(
-      Math.max(gcraReadyAt(this.seen.arrival, now, ahead, this.rules), row.paused_until),
-    );
+    this.takes.ask(now, () => this.take(now, place));
     return false;
+  }
+
+  ask(now: number): void {
+    this.takes.ask(now, () => this.take(now, undefined));
   }
 
   withdraw(): void {
     if (!this.waiting) return;
     this.waiting = false;
-    withdrawWaiter(this.budgets.db, this.key, this.budgets.holder);
+    withdrawWaiter(this.budgets, this.key, this.budgets.holder);
   }
 
   pauseUntil(until: number): void {
     this.seen = undefined;
-    this.earliest.learnt(until);
-    pause(this.budgets.db, this.key, until);
+    this.takes.pause(until);
+    pause(this.budgets, this.key, until);
+  }
+
+  /** Once what was asked of the database (a take, a reading) has landed. */
+  async settled(): Promise<void> {
+    await Promise.all([this.takes.settled(), this.reading]);
   }
 
   /**
@@ -113,9 +103,9 @@ export class PostgresBucket implements Allowance {
    * ceil(max(arrival, now) - tolerance) <= now; the new arrival is gcraAfterTake's. A missing
    * row is a full bucket. Every part reads the rows as they were before the take.
    */
-  private take(now: number, place: QueuePlace | undefined): TakeRow | undefined {
+  private async take(now: number, place: QueuePlace | undefined): Promise<TakeAnswer<true>> {
     const liveUntil = now + 2 * this.rules.spacingMs + WAITER_GRACE_MS;
-    return this.budgets.db.first<TakeRow>(
+    const row = await this.budgets.first<TakeRow>(
       `WITH taken AS (
          INSERT INTO budget_buckets AS b (key, arrival)
          SELECT $1, $3::float8 WHERE NOT ${PAUSED} AND ${firstInLine(6)}
@@ -136,22 +126,45 @@ export class PostgresBucket implements Allowance {
         ...waiterParams(this.budgets.holder, place, liveUntil),
       ],
     );
+    if (!row) throw new Error(`the take of ${this.key} answered no row`);
+    const taken = row.taken !== null;
+    this.waiting = place !== undefined && (taken ? place.next : place.rank) < Infinity;
+    if (taken) {
+      // Taken: no pause holds at `now`, and the next take can go no earlier than this.
+      this.seen = { now, arrival: row.taken as number, pausedUntil: Number.NEGATIVE_INFINITY };
+      return { taken: true, nextAt: gcraReadyAt(row.taken as number, now, 0, this.rules) };
+    }
+    this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
+    // Behind another replica's call: that one takes the token there is, this one the next.
+    // With no token now, this one asks again when it comes: the other's call may be gone by
+    // then (a replica's row lasts a while after its last call).
+    const tokenNow = gcraReadyAt(this.seen.arrival, now, 0, this.rules) <= now;
+    const ahead = row.behind && tokenNow ? 1 : 0;
+    const nextAt = gcraReadyAt(this.seen.arrival, now, ahead, this.rules);
+    return { taken: undefined, nextAt: Math.max(nextAt, row.paused_until) };
   }
 
-  private read(now: number): Seen | undefined {
-    if (this.seen !== undefined && fresh(this.seen.now, now)) return this.seen;
-    this.seen = this.budgets.attempt(
-      now,
-      () => {
-        const row = this.budgets.db.first<{ arrival: number | null; paused_until: number }>(
+  /** What the table last said; read again in the background when older than SEEN_MS. */
+  private read(now: number): Seen {
+    const seen = this.seen ?? { now, arrival: FULL, pausedUntil: Number.NEGATIVE_INFINITY };
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
+    if (this.reading || this.budgets.down(now)) return seen;
+    this.reading = this.budgets
+      .attempt(now, () =>
+        this.budgets.first<{ arrival: number | null; paused_until: number }>(
           `SELECT (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
                   ${PAUSED_UNTIL} AS paused_until`,
           [this.key],
+        ),
+      )
+      .then((row) => {
+        this.reading = undefined;
+        if (!row) return;
+        this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
+        this.takes.learnt(
+          Math.max(gcraReadyAt(this.seen.arrival, now, 0, this.rules), row.paused_until),
         );
-        return { now, arrival: row?.arrival ?? FULL, pausedUntil: row?.paused_until ?? FULL };
-      },
-      () => undefined,
-    );
-    return this.seen;
+      });
+    return seen;
   }
 }

@@ -1,21 +1,26 @@
 import { randomUUID } from "node:crypto";
-import type { SyncPostgres } from "../../store/postgres/sync-client.js";
+
+/** One statement on the budgets' connections: its rows. */
+export type BudgetQuery = (
+  text: string,
+  params: readonly unknown[],
+) => Promise<Record<string, unknown>[]>;
 
 export interface BudgetDbOptions {
   /** This replica among those sharing the budgets (waiters.ts); default a random id. */
   holder?: string;
   /**
-   * A budget statement failed (the server unreachable, a timeout): told with the error, at
-   * most once per `retryMs` while it lasts. (Posted writes, a release, a pause, a sweep, tell
-   * theirs through the connection's `onLateError`.)
-   * Errors name budgets by key, never a token. Default: nothing.
+   * A budget statement failed (the server unreachable, a timeout): told with the error. While
+   * it lasts takes are not asked, so the statements told are one per `retryMs` and the writes
+   * nobody waits for (a release, a pause, a sweep). Errors name budgets by key, never a
+   * token. Default: nothing.
    */
   onError?: (error: unknown) => void;
   /**
    * After a failure, the budgets refuse every take for this long without asking the server,
    * then try it again, ms; default 1_000. A bot that cannot reach its database makes no call
-   * that might break a limit, and a server that hangs costs one call timeout per wait, not one
-   * per budget asked.
+   * that might break a limit, and a server that hangs costs one statement's time limit per
+   * `retryMs`, not one per budget asked.
    */
   retryMs?: number;
   /** Rows of budgets nobody used for a while are deleted at most this often, ms; default 600_000. */
@@ -35,20 +40,23 @@ export interface BudgetDbOptions {
 const SWEEP_MARGIN_MS = 60_000;
 
 /**
- * The connection the shared budgets use, and what they do when it fails: each statement runs
- * through `attempt`, which answers with the budget's fallback (refuse, wait) while the server
- * is out of reach. It also sweeps the tables now and then, so that budgets of channels and
- * messages long gone do not accumulate.
+ * The connections the shared budgets use, and what they do when they fail: each statement
+ * runs through `attempt`, whose answer is undefined while the server is out of reach (the
+ * budget then refuses). Every statement is awaited; nothing here waits on the event loop.
+ * It also sweeps the tables now and then, so that budgets of channels and messages long gone
+ * do not accumulate.
  */
 export class BudgetDb {
   private downUntil = Number.NEGATIVE_INFINITY;
   private nextSweep = Number.NEGATIVE_INFINITY;
   private readonly retryMs: number;
   private readonly sweepEveryMs: number;
+  /** Statements sent and not yet answered. */
+  private readonly pending = new Set<Promise<unknown>>();
   readonly holder: string;
 
   constructor(
-    readonly db: SyncPostgres,
+    private readonly query: BudgetQuery,
     private readonly options: BudgetDbOptions = {},
   ) {
     this.retryMs = options.retryMs ?? 1_000;
@@ -56,30 +64,70 @@ export class BudgetDb {
     this.holder = options.holder ?? randomUUID();
   }
 
-  /** `statement`'s answer; `fallback`'s while the server fails or failed less than retryMs ago. */
-  attempt<T>(now: number, statement: () => T, fallback: () => T): T {
-    if (now < this.downUntil) return fallback();
-    try {
-      if (now >= this.nextSweep) {
-        this.nextSweep = now + this.sweepEveryMs;
-        this.sweep(now);
-      }
-      return statement();
-    } catch (error) {
-      this.downUntil = now + this.retryMs;
-      this.options.onError?.(error);
-      return fallback();
-    }
-  }
-
-  /** A take was refused: told to `onRefused`. */
-  refused(): void {
-    this.options.onRefused?.();
+  /** Whether a statement failed less than `retryMs` before `now`: nothing is asked meanwhile. */
+  down(now: number): boolean {
+    return now < this.downUntil;
   }
 
   /** When a budget refused for an outage at `now` is worth asking again. */
   retryAt(now: number): number {
     return Math.max(this.downUntil, now + 1);
+  }
+
+  /** What `statement` answers; undefined while the server fails or failed less than retryMs ago. */
+  async attempt<T>(now: number, statement: () => Promise<T>): Promise<T | undefined> {
+    if (this.down(now)) return undefined;
+    if (now >= this.nextSweep) {
+      this.nextSweep = now + this.sweepEveryMs;
+      this.sweep(now);
+    }
+    try {
+      return await this.track(statement());
+    } catch (error) {
+      this.downUntil = Math.max(this.downUntil, now + this.retryMs);
+      this.options.onError?.(error);
+      return undefined;
+    }
+  }
+
+  /** The first row `text` answers. */
+  async first<T>(text: string, params: readonly unknown[]): Promise<T | undefined> {
+    const rows = await this.query(text, params);
+    return rows[0] as T | undefined;
+  }
+
+  /**
+   * A write nobody waits for (a release, a pause, a sweep): sent, and its failure told to
+   * `onError`. Lost in an outage, it costs what its comment at the caller says.
+   */
+  post(text: string, params: readonly unknown[]): void {
+    this.track(this.query(text, params)).catch((error: unknown) => this.options.onError?.(error));
+  }
+
+  /**
+   * Once nothing is left on its way: every statement sent has been answered, and so has every
+   * one sent meanwhile by those answers' consequences (a take landed, a call went, the next
+   * take was asked). At a close, and for tests whose clock stands still while a round trip
+   * takes real time.
+   */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) {
+      await Promise.allSettled(this.pending);
+      // What the answers set off (a scheduler's pump) runs before the next look.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private track<T>(statement: Promise<T>): Promise<T> {
+    this.pending.add(statement);
+    const done = () => this.pending.delete(statement);
+    statement.then(done, done);
+    return statement;
+  }
+
+  /** A take was refused: told to `onRefused`. */
+  refused(): void {
+    this.options.onRefused?.();
   }
 
   /**
@@ -88,9 +136,9 @@ export class BudgetDb {
    */
   sweep(now: number): void {
     const before = now - SWEEP_MARGIN_MS;
-    this.db.post("DELETE FROM budget_buckets WHERE arrival < $1", [before]);
-    this.db.post("DELETE FROM budget_slots WHERE until_at <= $1", [before]);
-    this.db.post("DELETE FROM budget_pauses WHERE paused_until <= $1", [before]);
-    this.db.post("DELETE FROM budget_waiters WHERE live_until <= $1", [before]);
+    this.post("DELETE FROM budget_buckets WHERE arrival < $1", [before]);
+    this.post("DELETE FROM budget_slots WHERE until_at <= $1", [before]);
+    this.post("DELETE FROM budget_pauses WHERE paused_until <= $1", [before]);
+    this.post("DELETE FROM budget_waiters WHERE live_until <= $1", [before]);
   }
 }

@@ -1,4 +1,4 @@
-import type { SyncPostgres } from "../../store/postgres/sync-client.js";
+import type { BudgetDb } from "./budget-db.js";
 
 /*
  * The 429 pauses of shared budgets: one row per key, read by every replica's takes. Statements
@@ -14,10 +14,10 @@ export const PAUSED_UNTIL =
 
 /**
  * Nothing of `key` goes before `until`, in any replica; a shorter pause never cuts a longer one.
- * Posted (SyncPostgres.post): a replica that misses a pause that could not be written meets
- * Slack's 429 itself.
+ * Not waited for (BudgetDb.post): a replica that misses a pause that could not be written
+ * meets Slack's 429 itself.
  */
-export function pause(db: SyncPostgres, key: string, until: number): void {
+export function pause(db: BudgetDb, key: string, until: number): void {
   db.post(
     `INSERT INTO budget_pauses (key, paused_until) VALUES ($1, $2)
      ON CONFLICT (key) DO UPDATE

@@ -1,5 +1,7 @@
 import type { SlotRules, SlotView, SlotWindow } from "../service/slot-window.js";
+import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
+import { fresh } from "./earliest.js";
 import { pause } from "./pauses.js";
 import type { SlotRows, SlotTable } from "./slots.js";
 
@@ -17,17 +19,23 @@ export interface SharedSlotOptions {
   lookAgainMs?: number;
 }
 
+const NONE: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFINITY };
+
 /**
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
- * memory, slot-window.ts). Taking one is one statement under the key's lock; a
- * release is one UPDATE. What was read is kept for the rest of the same millisecond, since the
- * lane estimates every waiting ticket at one instant.
+ * memory, slot-window.ts). Taking one is one statement under the key's lock, made one round
+ * trip ahead of the ticket (ahead.ts): `changed` wakes the lane when it lands, and a slot the
+ * lane no longer wants is released at once. A release is one UPDATE, not waited for. The view
+ * is the slots as last read (again in the background when older than SEEN_MS, earliest.ts),
+ * with this process's own takes and releases applied at once.
  */
 export class PostgresSlotWindow implements SlotWindow {
   /** The slots this process holds, to tell them from those held elsewhere. */
   private readonly mine = new Set<number>();
   private seen: { now: number; rows: SlotRows } | undefined;
+  private reading: Promise<void> | undefined;
+  private readonly takes: TakesAhead<number>;
   private readonly leaseMs: number;
   private readonly lookAgainMs: number;
 
@@ -37,59 +45,88 @@ export class PostgresSlotWindow implements SlotWindow {
     private readonly key: string,
     private readonly rules: SlotRules,
     options: SharedSlotOptions = {},
+    changed: () => void = () => undefined,
   ) {
     this.leaseMs = options.leaseMs ?? 300_000;
     this.lookAgainMs = options.lookAgainMs ?? 1_000;
+    this.takes = new TakesAhead(
+      budgets,
+      () => {
+        changed();
+        this.takes.unspent();
+      },
+      // Never given to a ticket: it frees at once.
+      (id) => this.slots.release(id, 0),
+    );
   }
 
   occupy(now: number): number | undefined {
-    this.seen = undefined;
-    const untilAt = now + this.leaseMs + this.rules.holdMs;
-    const id = this.budgets.attempt(
-      now,
-      () => this.slots.occupy(this.key, now, { limit: this.rules.limit, untilAt, held: true }),
-      () => undefined,
-    );
-    if (id !== undefined) this.mine.add(id);
-    return id;
+    const id = this.takes.spend(now);
+    if (id !== undefined) {
+      this.mine.add(id);
+      this.seen = undefined;
+      return id;
+    }
+    this.takes.ask(now, () => this.take(now));
+    return undefined;
   }
 
   release(id: number, now: number): void {
     if (!this.mine.delete(id)) return;
     this.seen = undefined;
-    // Posted, not waited for; lost (an outage), the slot counts until its lease ends.
+    // Not waited for; lost (an outage), the slot counts until its lease ends.
     this.slots.release(id, now + this.rules.holdMs);
   }
 
   pauseUntil(until: number): void {
     this.seen = undefined;
-    pause(this.budgets.db, this.key, until);
+    this.takes.pause(until);
+    pause(this.budgets, this.key, until);
   }
 
   view(now: number): SlotView {
     const rows = this.read(now);
-    if (!rows) {
-      // The database is out of reach: nothing is taken until it answers again.
-      const retryAt = this.budgets.retryAt(now);
-      return { held: 0, freeAt: [], pausedUntil: retryAt, lookAgainAt: retryAt };
-    }
     const elsewhere = rows.held.some((id) => !this.mine.has(id));
+    // Nothing is taken before the take on its way lands, or what a refusal or an outage taught.
+    const known = this.takes.knownAt(now) ?? Number.NEGATIVE_INFINITY;
+    const held = new Set([...rows.held, ...this.mine]);
     return {
-      held: rows.held.length,
-      freeAt: rows.freeAt,
-      pausedUntil: rows.pausedUntil,
+      held: held.size,
+      freeAt: rows.freeAt.filter((at) => at > now),
+      pausedUntil: Math.max(rows.pausedUntil, known > now ? known : Number.NEGATIVE_INFINITY),
       lookAgainAt: elsewhere ? now + this.lookAgainMs : Number.POSITIVE_INFINITY,
     };
   }
 
-  private read(now: number): SlotRows | undefined {
-    if (this.seen?.now === now) return this.seen.rows;
-    const rows = this.budgets.attempt(
-      now,
-      () => this.slots.read(this.key, now),
-      () => undefined,
-    );
-    this.seen = rows && { now, rows };
-    return rows;
+  /** Once what was asked of the database (a take, a reading) has landed. */
+  async settled(): Promise<void> {
+    await Promise.all([this.takes.settled(), this.reading]);
+  }
+
+  /** A held slot, and on a refusal the slots that say when to ask again. */
+  private async take(now: number): Promise<TakeAnswer<number>> {
+    const untilAt = now + this.leaseMs + this.rules.holdMs;
+    const { limit } = this.rules;
+    const id = await this.slots.occupy(this.key, now, { limit, untilAt, held: true });
+    if (id !== undefined) return { taken: id, nextAt: now };
+    const rows = await this.slots.read(this.key, now);
+    this.seen = { now, rows };
+    // Another replica's release is not told here: look again after lookAgainMs at most.
+    const frees = Math.min(rows.freeAt[0] ?? Number.POSITIVE_INFINITY, now + this.lookAgainMs);
+    return { taken: undefined, nextAt: Math.max(frees, rows.pausedUntil) };
+  }
+
+  /** The slots as last read; read again in the background when older than SEEN_MS. */
+  private read(now: number): SlotRows {
+    const seen = this.seen?.rows ?? NONE;
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
+    if (this.reading || this.budgets.down(now)) return seen;
+    this.reading = this.budgets
+      .attempt(now, () => this.slots.read(this.key, now))
+      .then((rows) => {
+        this.reading = undefined;
+        if (rows) this.seen = { now, rows };
+      });
+    return seen;
   }
 }

@@ -1,10 +1,9 @@
-import type { SyncPostgres } from "../../store/postgres/sync-client.js";
 import type { AllowanceScope, Allowances } from "../allowance.js";
 import { gcraRules } from "../gcra.js";
 import type { SlotWindows } from "../service/slot-window.js";
 import { SLACK_MINUTE_MS, windowRules } from "../window.js";
 import { PostgresBucket } from "./bucket.js";
-import { BudgetDb, type BudgetDbOptions } from "./budget-db.js";
+import { BudgetDb, type BudgetDbOptions, type BudgetQuery } from "./budget-db.js";
 import { PostgresSlotWindow, type SharedSlotOptions } from "./service-slots.js";
 import { SlotTable } from "./slots.js";
 import { PostgresWindow } from "./window.js";
@@ -19,14 +18,16 @@ export interface SharedBudgets {
   slotWindows: SlotWindows;
   /** Deletes rows nobody counts any more (done by the takes themselves every 10 minutes). */
   sweep(now: number): void;
+  /** Once no statement is on its way (BudgetDb.settled). */
+  settled(): Promise<void>;
 }
 
 /**
  * Slack's and the service's budgets kept in PostgreSQL (schema migration 2), so that N
  * replicas on one database make no more calls than one would, and a 429 met by one holds
- * every one back until its Retry-After. The schema is the stores' (openPostgresStores
- * migrates it first): the budgets' connection, with its short call timeout, never waits
- * behind the migration lock another replica holds while it migrates.
+ * every one back until its Retry-After. Every statement is awaited: a take is made one round
+ * trip ahead of its call (ahead.ts), so the event loop never waits for the database. The
+ * schema is the stores' (openPostgresStores migrates it first).
  *
  * Keys name the budget, never a secret: `slack:<team>:<method>` (a workspace's budget of a
  * method), `slack:<team>:<method>:<lane>` (a lane's own pace: a channel's posts),
@@ -36,19 +37,36 @@ export interface SharedBudgets {
  * Every replica computes with its own clock: their clocks must agree (NTP keeps them within
  * milliseconds; a skew of s ms moves a budget's edges by s ms).
  */
-export function sharedBudgets(db: SyncPostgres, options: SharedBudgetOptions = {}): SharedBudgets {
-  const budgets = new BudgetDb(db, options);
-  const slots = new SlotTable(db);
+export function sharedBudgets(
+  query: BudgetQuery,
+  options: SharedBudgetOptions = {},
+): SharedBudgets {
+  const budgets = new BudgetDb(query, options);
+  const slots = new SlotTable(budgets);
   return {
-    allowances: (scope, rules) => {
+    allowances: (scope, rules, changed) => {
       const key = slackKey(scope);
       return rules.window
-        ? new PostgresWindow(budgets, slots, key, windowRules(rules.perMinute, SLACK_MINUTE_MS))
-        : new PostgresBucket(budgets, key, gcraRules(rules.perMinute, rules.burst));
+        ? new PostgresWindow(
+            budgets,
+            slots,
+            key,
+            windowRules(rules.perMinute, SLACK_MINUTE_MS),
+            changed,
+          )
+        : new PostgresBucket(budgets, key, gcraRules(rules.perMinute, rules.burst), changed);
     },
-    slotWindows: (rules) =>
-      new PostgresSlotWindow(budgets, slots, `service:${rules.user}:${rules.kind}`, rules, options),
+    slotWindows: (rules, changed) =>
+      new PostgresSlotWindow(
+        budgets,
+        slots,
+        `service:${rules.user}:${rules.kind}`,
+        rules,
+        options,
+        changed,
+      ),
     sweep: (now) => budgets.sweep(now),
+    settled: () => budgets.settled(),
   };
 }
 

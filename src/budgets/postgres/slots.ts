@@ -1,4 +1,4 @@
-import type { SyncPostgres } from "../../store/postgres/sync-client.js";
+import type { BudgetDb } from "./budget-db.js";
 import { PAUSED_UNTIL } from "./pauses.js";
 
 /** Slots freed this long ago are deleted by the next take of their key, ms (clock skew, see BudgetDb). */
@@ -19,7 +19,7 @@ export interface SlotRows {
  * slot is held until its release, and counts a hold after that (service-slots.ts).
  */
 export class SlotTable {
-  constructor(private readonly db: SyncPostgres) {}
+  constructor(private readonly db: BudgetDb) {}
 
   /**
    * Takes a slot of `key` counting until `untilAt` when fewer than `limit` count at `now` and
@@ -30,19 +30,19 @@ export class SlotTable {
    * count sees every slot taken before the lock was had; a count in the locking statement
    * itself would read them as they were before the wait.
    */
-  occupy(
+  async occupy(
     key: string,
     now: number,
     slot: { limit: number; untilAt: number; held: boolean },
-  ): number | undefined {
-    const row = this.db.first<{ id: number | null }>(
+  ): Promise<number | undefined> {
+    const row = await this.db.first<{ id: number | null }>(
       "SELECT budget_occupy($1, $2, $3, $4, $5, $6) AS id",
       [key, now, slot.limit, slot.untilAt, slot.held, PRUNE_AFTER_MS],
     );
     return row?.id ?? undefined;
   }
 
-  /** The held slot `id` was released: it counts until `untilAt`, then frees (posted, see SyncPostgres.post). */
+  /** The held slot `id` was released: it counts until `untilAt`, then frees (not waited for). */
   release(id: number, untilAt: number): void {
     this.db.post("UPDATE budget_slots SET until_at = $2, held = FALSE WHERE id = $1 AND held", [
       id,
@@ -50,8 +50,8 @@ export class SlotTable {
     ]);
   }
 
-  read(key: string, now: number): SlotRows {
-    const row = this.db.first<{ free_at: number[]; held: number[]; paused_until: number }>(
+  async read(key: string, now: number): Promise<SlotRows> {
+    const row = await this.db.first<{ free_at: number[]; held: number[]; paused_until: number }>(
       `SELECT ARRAY(SELECT until_at FROM budget_slots
                     WHERE key = $1 AND until_at > $2 AND NOT held ORDER BY until_at) AS free_at,
               ARRAY(SELECT id::float8 FROM budget_slots

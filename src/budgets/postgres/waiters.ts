@@ -1,5 +1,5 @@
-import type { SyncPostgres } from "../../store/postgres/sync-client.js";
 import type { QueuePlace } from "../allowance.js";
+import type { BudgetDb } from "./budget-db.js";
 
 /*
  * Who waits for a shared bucket (`budget_waiters`): one row per key and replica, holding the
@@ -43,8 +43,8 @@ export function queueUp(n: number): string {
       SET rank = excluded.rank, live_until = excluded.live_until)`;
 }
 
-/** `holder` has no call waiting for `key` now: its row holds nobody back (posted). */
-export function withdrawWaiter(db: SyncPostgres, key: string, holder: string): void {
+/** `holder` has no call waiting for `key` now: its row holds nobody back (not waited for). */
+export function withdrawWaiter(db: BudgetDb, key: string, holder: string): void {
   db.post("UPDATE budget_waiters SET rank = 'Infinity'::float8 WHERE key = $1 AND holder = $2", [
     key,
     holder,

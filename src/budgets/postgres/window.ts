@@ -1,67 +1,98 @@
 import type { Allowance } from "../allowance.js";
 import { type WindowRules, windowReadyAt } from "../window.js";
+import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
-import { EarliestTake, fresh } from "./earliest.js";
+import { fresh } from "./earliest.js";
 import { pause } from "./pauses.js";
 import type { SlotRows, SlotTable } from "./slots.js";
 
 /**
  * A sliding window (budgets/window.ts) that replicas share: each take is a slot of
- * `budget_slots` that counts for one window. A take is one statement under the key's
- * lock (SlotTable.occupy); readyAt reads the key's slots and computes with the same function
- * as the in-memory window, and what it read is kept for SEEN_MS (earliest.ts).
+ * `budget_slots` that counts for one window, made one round trip ahead of the call
+ * (ahead.ts). A take is one statement under the key's lock (SlotTable.occupy); readyAt
+ * computes with the same function as the in-memory window, from the key's slots as last
+ * read, read again in the background when older than SEEN_MS (earliest.ts).
  */
 export class PostgresWindow implements Allowance {
   private seen: { now: number; rows: SlotRows } | undefined;
-  private readonly earliest = new EarliestTake();
+  private reading: Promise<void> | undefined;
+  private readonly takes: TakesAhead<number>;
 
   constructor(
     private readonly budgets: BudgetDb,
     private readonly slots: SlotTable,
     private readonly key: string,
     private readonly rules: WindowRules,
-  ) {}
+    changed: () => void = () => undefined,
+  ) {
+    this.takes = new TakesAhead(budgets, changed);
+  }
 
   readyAt(now: number, ahead = 0): number {
-    const known = ahead === 0 ? this.earliest.ahead(now) : undefined;
-    if (known !== undefined) return known;
-    const rows = this.read(now);
-    if (!rows) return this.budgets.retryAt(now);
-    // A take made at t counts until t + windowMs.
-    const takes = rows.freeAt.map((until) => until - this.rules.windowMs);
-    const ready = Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
-    return ahead === 0 ? this.earliest.learnt(ready) : ready;
+    if (ahead === 0) {
+      const known = this.takes.knownAt(now);
+      if (known !== undefined) return known;
+    }
+    return this.estimate(this.read(now), now, ahead);
   }
 
   tryTake(now: number): boolean {
-    if (this.earliest.ahead(now) !== undefined) return false;
-    this.seen = undefined;
-    const { limit, windowMs } = this.rules;
-    const slot = this.budgets.attempt(
-      now,
-      () => this.slots.occupy(this.key, now, { limit, untilAt: now + windowMs, held: false }),
-      () => undefined,
-    );
-    if (slot !== undefined) return true;
-    this.budgets.refused();
-    this.readyAt(now);
+    if (this.takes.spend(now) !== undefined) return true;
+    this.ask(now);
     return false;
+  }
+
+  ask(now: number): void {
+    this.takes.ask(now, () => this.take(now));
   }
 
   pauseUntil(until: number): void {
     this.seen = undefined;
-    this.earliest.learnt(until);
-    pause(this.budgets.db, this.key, until);
+    this.takes.pause(until);
+    pause(this.budgets, this.key, until);
   }
 
-  private read(now: number): SlotRows | undefined {
-    if (this.seen !== undefined && fresh(this.seen.now, now)) return this.seen.rows;
-    const rows = this.budgets.attempt(
-      now,
-      () => this.slots.read(this.key, now),
-      () => undefined,
-    );
-    this.seen = rows && { now, rows };
-    return rows;
+  /** Once what was asked of the database (a take, a reading) has landed. */
+  async settled(): Promise<void> {
+    await Promise.all([this.takes.settled(), this.reading]);
+  }
+
+  /** A take, and on a refusal the slots that say when the next may be. */
+  private async take(now: number): Promise<TakeAnswer<number>> {
+    const { limit, windowMs } = this.rules;
+    this.seen = undefined;
+    const slot = await this.slots.occupy(this.key, now, {
+      limit,
+      untilAt: now + windowMs,
+      held: false,
+    });
+    if (slot !== undefined) return { taken: slot, nextAt: now };
+    const rows = await this.slots.read(this.key, now);
+    this.seen = { now, rows };
+    return { taken: undefined, nextAt: this.estimate(rows, now, 0) };
+  }
+
+  private estimate(rows: SlotRows, now: number, ahead: number): number {
+    // A take made at t counts until t + windowMs.
+    const takes = rows.freeAt
+      .filter((until) => until > now)
+      .map((until) => until - this.rules.windowMs);
+    return Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
+  }
+
+  /** The key's slots as last read; read again in the background when older than SEEN_MS. */
+  private read(now: number): SlotRows {
+    const seen = this.seen?.rows ?? { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFINITY };
+    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
+    if (this.reading || this.budgets.down(now)) return seen;
+    this.reading = this.budgets
+      .attempt(now, () => this.slots.read(this.key, now))
+      .then((rows) => {
+        this.reading = undefined;
+        if (!rows) return;
+        this.seen = { now, rows };
+        this.takes.learnt(this.estimate(rows, now, 0));
+      });
+    return seen;
   }
 }

@@ -103,6 +103,11 @@ export class BudgetLane<T extends LaneTicket> {
     this.refresh();
   }
 
+  /** Something changed that this process was not told of by a call here (a slot landed). */
+  wake(): void {
+    this.refresh();
+  }
+
   pauseUntil(untilMs: number): void {
     this.options.window.pauseUntil(untilMs);
     this.refresh();

@@ -233,7 +233,10 @@ export class ServiceBudget {
     let lane = this.lanes.get(key);
     if (!lane) {
       const rules = { user, kind, limit: this.limits[kind], holdMs: this.holdMs };
-      lane = new BudgetLane<Ticket>({ ...rules, clock: this.clock, window: this.windows(rules) });
+      // Slots kept in a database land after a round trip: the lane then serves again.
+      const window = this.windows(rules, () => made.wake());
+      const made = new BudgetLane<Ticket>({ ...rules, clock: this.clock, window });
+      lane = made;
       this.lanes.set(key, lane);
     }
     return lane;

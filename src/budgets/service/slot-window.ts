@@ -46,8 +46,12 @@ export interface SlotRules {
   holdMs: number;
 }
 
-/** Makes the slots of one (user, kind). */
-export type SlotWindows = (rules: SlotRules) => SlotWindow;
+/**
+ * Makes the slots of one (user, kind). `changed`: slots kept in a database are taken one round
+ * trip ahead (budgets/postgres/ahead.ts), so occupy answers undefined while the take is on its
+ * way; `changed` is called when it lands, for the lane to ask again. Memory never calls it.
+ */
+export type SlotWindows = (rules: SlotRules, changed?: () => void) => SlotWindow;
 
 /** Slots in this process's memory: the default, right for one process. */
 export const localSlotWindows: SlotWindows = (rules) => new LocalSlotWindow(rules);

@@ -63,7 +63,10 @@ export abstract class ChannelLane<Q extends Queued> implements Lane {
   }
 
   readyAt(now: number): number | undefined {
-    return this.queue.length > 0 ? this.bucket.readyAt(now) : undefined;
+    if (this.queue.length === 0) return undefined;
+    // Kept in a database, the pace's take is asked for now, so that `take` finds it in hand.
+    this.bucket.ask?.(now);
+    return this.bucket.readyAt(now);
   }
 
   take(now: number): boolean {

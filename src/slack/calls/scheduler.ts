@@ -150,7 +150,7 @@ export class CallScheduler {
    * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
    */
   allowance(scope: Required<AllowanceScope>, rules: AllowanceRules): Allowance {
-    return this.allowances(scope, rules);
+    return this.allowances(scope, rules, () => this.schedule(this.workspace(scope.team)));
   }
 
   /** Stops every method; the workspaces' alarms are cleared. */
@@ -183,7 +183,9 @@ export class CallScheduler {
     const ws = this.workspace(team);
     const found = ws.shares.get(method.name);
     if (found) return found;
-    const bucket = this.allowances({ team, method: method.name }, rulesOf(method.budget));
+    const bucket = this.allowances({ team, method: method.name }, rulesOf(method.budget), () =>
+      this.schedule(ws),
+    );
     const share: Share = {
       method,
       bucket,

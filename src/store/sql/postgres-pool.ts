@@ -14,7 +14,7 @@ export interface PostgresPoolOptions {
   connectTimeoutMs?: number | undefined;
   /** Connections at most; default 10. */
   max?: number | undefined;
-  /** A connection the pool held idle failed (the server went away): for the log. */
+  /** A connection failed (the server went away, the connection was ended): for the log. */
   onIdleError?: ((error: Error) => void) | undefined;
   /**
    * Run on each new connection before its first statement; a rejection refuses the
@@ -67,8 +67,10 @@ export function postgresDatabase(
     types,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   });
-  // An idle connection that breaks must not end the process ('error' unheard would).
+  // A connection that breaks must not end the process ('error' unheard would). The pool hears
+  // an idle one's; one in use tells its statement, and then its own 'error', heard here.
   pool.on("error", (error) => options.onIdleError?.(error));
+  pool.on("connect", (client) => client.on("error", (error) => options.onIdleError?.(error)));
   const opened = options.first ? options.first(pool) : Promise.resolve();
   // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
   opened.catch(() => undefined);

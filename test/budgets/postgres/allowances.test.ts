@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
 import { localAllowances } from "../../../src/budgets/local-allowances.js";
-import { replicas, written } from "../../support/shared-budgets.js";
+import { readyAt, replicas, take, written } from "../../support/shared-budgets.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const SCOPE = { team: "T1", method: "chat.update" };
@@ -19,14 +19,23 @@ function random(seed: number): () => number {
 
 /**
  * What an allowance answers at each step of one sequence: readyAt (0, 1, 5 ahead), a take,
- * readyAt again; and what `reader()`, a replica that has not looked yet, reads after it.
+ * readyAt again; and what `reader()`, a replica that has not looked yet, reads after it. A
+ * shared one is asked as the scheduler asks it, and answers once its round trips landed.
  */
-function answers(allowance: Allowance, steps: number[], reader = () => allowance): unknown[] {
-  return steps.map((now) => {
-    const before = [0, 1, 5].map((ahead) => allowance.readyAt(now, ahead));
-    const took = allowance.tryTake(now);
-    return { now, before, took, after: allowance.readyAt(now), seen: reader().readyAt(now, 2) };
-  });
+async function answers(
+  allowance: Allowance,
+  steps: number[],
+  reader = () => allowance,
+): Promise<unknown[]> {
+  const found = [];
+  for (const now of steps) {
+    const before = [];
+    for (const ahead of [0, 1, 5]) before.push(await readyAt(allowance, now, ahead));
+    const took = await take(allowance, now);
+    const after = await readyAt(allowance, now);
+    found.push({ now, before, took, after, seen: await readyAt(reader(), now, 2) });
+  }
+  return found;
 }
 
 /** Instants of a busy sequence: often several takes in one ms, sometimes a long pause. */
@@ -52,9 +61,9 @@ describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
   it("answers as the in-memory one does, take after take", async () => {
     const [a, b] = await replicas(2);
     const steps = instants(rules.perMinute, 300);
-    const local = answers(localAllowances(SCOPE, rules), steps);
+    const local = await answers(localAllowances(SCOPE, rules), steps);
     // One replica takes; the other reads the same key from its own connection.
-    const shared = answers(a.budgets.allowances(SCOPE, rules), steps, () =>
+    const shared = await answers(a.budgets.allowances(SCOPE, rules), steps, () =>
       b.budgets.allowances(SCOPE, rules),
     );
     expect(shared).toEqual(local);
@@ -67,7 +76,8 @@ describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
     const local = localAllowances(SCOPE, rules);
     const mine = a.budgets.allowances(SCOPE, rules);
     const theirs = b.budgets.allowances(SCOPE, rules);
-    const took = steps.map((now, i) => (i % 2 === 0 ? mine : theirs).tryTake(now));
+    const took = [];
+    for (const [i, now] of steps.entries()) took.push(await take(i % 2 === 0 ? mine : theirs, now));
     expect(took).toEqual(steps.map((now) => local.tryTake(now)));
   });
 
@@ -77,15 +87,15 @@ describe.each(RULES)("shared in PostgreSQL, %s", (_name, rules) => {
     const theirs = b.budgets.allowances(SCOPE, rules);
     mine.pauseUntil?.(T0 + 30_000);
     mine.pauseUntil?.(T0 + 10_000);
-    written(a);
-    expect(theirs.readyAt(T0)).toBe(T0 + 30_000);
-    expect(theirs.tryTake(T0 + 29_999)).toBe(false);
-    expect(theirs.tryTake(T0 + 30_000)).toBe(true);
+    await written(a);
+    expect(await readyAt(theirs, T0)).toBe(T0 + 30_000);
+    expect(await take(theirs, T0 + 29_999)).toBe(false);
+    expect(await take(theirs, T0 + 30_000)).toBe(true);
     // Another workspace's, and another method's, are not paused.
     const other = b.budgets.allowances({ team: "T2", method: "chat.update" }, rules);
-    expect(other.tryTake(T0)).toBe(true);
+    expect(await take(other, T0)).toBe(true);
     const post = b.budgets.allowances({ ...SCOPE, method: "chat.postMessage" }, rules);
-    expect(post.tryTake(T0)).toBe(true);
+    expect(await take(post, T0)).toBe(true);
   });
 });
 
@@ -98,63 +108,63 @@ describe("a bucket shared in PostgreSQL, with calls waiting in two replicas", ()
 
   it("hands each token to the call that has waited longest in either", async () => {
     const [mine, theirs] = await oneBucketInTwoReplicas();
-    expect(mine.tryTake(T0, { rank: 100, next: 300 })).toBe(true);
+    expect(await take(mine, T0, { rank: 100, next: 300 })).toBe(true);
     // B's call (rank 200) waits; A's next (300) is younger: the token of T0 + 1 s is B's.
-    expect(theirs.tryTake(T0 + 500, only(200))).toBe(false);
-    expect(mine.tryTake(T0 + 1_000, only(300))).toBe(false);
+    expect(await take(theirs, T0 + 500, only(200))).toBe(false);
+    expect(await take(mine, T0 + 1_000, only(300))).toBe(false);
     // A heard that another call goes first: it asks again when the token after that is due.
-    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
-    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
-    expect(mine.tryTake(T0 + 2_000, only(300))).toBe(true);
+    expect(await readyAt(mine, T0 + 1_000)).toBe(T0 + 2_000);
+    expect(await take(theirs, T0 + 1_000, only(200))).toBe(true);
+    expect(await take(mine, T0 + 2_000, only(300))).toBe(true);
   });
 
   it("lets a replica's younger call go once the older one has been served or its replica is gone", async () => {
     const [mine, theirs] = await oneBucketInTwoReplicas();
     // B took with nothing more waiting: it holds nobody back.
-    expect(theirs.tryTake(T0, only(100))).toBe(true);
-    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+    expect(await take(theirs, T0, only(100))).toBe(true);
+    expect(await take(mine, T0 + 1_000, only(900))).toBe(true);
     // B waits with an old call, then dies: it holds A back for two tokens and a second at most.
-    expect(theirs.tryTake(T0 + 1_500, only(200))).toBe(false);
-    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(false);
-    expect(mine.tryTake(T0 + 3_000, only(900))).toBe(false);
-    expect(mine.readyAt(T0 + 3_000)).toBe(T0 + 4_000);
-    expect(mine.tryTake(T0 + 4_000, only(900))).toBe(false);
+    expect(await take(theirs, T0 + 1_500, only(200))).toBe(false);
+    expect(await take(mine, T0 + 2_000, only(900))).toBe(false);
+    expect(await take(mine, T0 + 3_000, only(900))).toBe(false);
+    expect(await readyAt(mine, T0 + 3_000)).toBe(T0 + 4_000);
+    expect(await take(mine, T0 + 4_000, only(900))).toBe(false);
     // B's place lasted until T0 + 4.5 s.
-    expect(mine.tryTake(T0 + 5_000, only(900))).toBe(true);
+    expect(await take(mine, T0 + 5_000, only(900))).toBe(true);
   });
 
   /** A and B wait behind a token C took at T0: B's call (rank 200) before A's (900). */
   const behindB = async () => {
     const [a, b, c] = await replicas(3);
     const [mine, theirs, third] = [a, b, c].map((r) => r.budgets.allowances(SCOPE, rules));
-    expect(third?.tryTake(T0)).toBe(true);
-    expect(theirs?.tryTake(T0 + 100, only(200))).toBe(false);
-    expect(mine?.tryTake(T0 + 200, only(900))).toBe(false);
+    expect(await take(third as Allowance, T0)).toBe(true);
+    expect(await take(theirs as Allowance, T0 + 100, only(200))).toBe(false);
+    expect(await take(mine as Allowance, T0 + 200, only(900))).toBe(false);
     return { mine: mine as Allowance, theirs: theirs as Allowance, b };
   };
 
   it("still hands the token to the other replica's call while it waits", async () => {
     const { mine, theirs } = await behindB();
     // No token at T0 + 200 ms: A asks again when it comes, not after it.
-    expect(mine.readyAt(T0 + 200)).toBe(T0 + 1_000);
-    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(false);
-    expect(mine.readyAt(T0 + 1_000)).toBe(T0 + 2_000);
-    expect(theirs.tryTake(T0 + 1_000, only(200))).toBe(true);
-    expect(mine.tryTake(T0 + 2_000, only(900))).toBe(true);
+    expect(await readyAt(mine, T0 + 200)).toBe(T0 + 1_000);
+    expect(await take(mine, T0 + 1_000, only(900))).toBe(false);
+    expect(await readyAt(mine, T0 + 1_000)).toBe(T0 + 2_000);
+    expect(await take(theirs, T0 + 1_000, only(200))).toBe(true);
+    expect(await take(mine, T0 + 2_000, only(900))).toBe(true);
   });
 
   it("lets a call go at its token once the other replica's waiting call went away", async () => {
     const { mine, theirs, b } = await behindB();
     // B's call went elsewhere (its text rode on the message's last call): B withdraws.
     theirs.withdraw?.();
-    written(b);
-    expect(mine.tryTake(T0 + 1_000, only(900))).toBe(true);
+    await written(b);
+    expect(await take(mine, T0 + 1_000, only(900))).toBe(true);
   });
 
   it("takes without a place as before, whoever waits", async () => {
     const [mine, theirs] = await oneBucketInTwoReplicas();
-    expect(theirs.tryTake(T0, { rank: 1, next: 1 })).toBe(true);
-    expect(mine.tryTake(T0 + 1_000)).toBe(true);
+    expect(await take(theirs, T0, { rank: 1, next: 1 })).toBe(true);
+    expect(await take(mine, T0 + 1_000)).toBe(true);
   });
 });
 
@@ -167,12 +177,9 @@ describe("shared budgets in PostgreSQL", () => {
       { team: "T1", method: "chat.postMessage", lane: "C1" },
       rules,
     );
-    expect([workspace.tryTake(T0), channel.tryTake(T0), channel.tryTake(T0)]).toEqual([
-      true,
-      true,
-      false,
-    ]);
-    const keys = a.db.rows<{ key: string }>("SELECT key FROM budget_buckets ORDER BY key");
+    const took = [await take(workspace, T0), await take(channel, T0), await take(channel, T0)];
+    expect(took).toEqual([true, true, false]);
+    const keys = await a.query<{ key: string }>("SELECT key FROM budget_buckets ORDER BY key");
     expect(keys?.map((k) => k.key)).toEqual([
       "slack:T1:chat.postMessage",
       "slack:T1:chat.postMessage:C1",
@@ -185,30 +192,34 @@ describe("shared budgets in PostgreSQL", () => {
     const old = a.budgets.allowances({ team: "T1", method: "old" }, rules);
     const recent = a.budgets.allowances({ team: "T1", method: "recent" }, rules);
     const window = a.budgets.allowances({ team: "T1", method: "w" }, { ...rules, window: true });
-    old.tryTake(T0);
+    await take(old, T0);
     old.pauseUntil?.(T0 + 1_000);
-    window.tryTake(T0);
-    recent.tryTake(T0 + 170_000);
+    await take(window, T0);
+    await take(recent, T0 + 170_000);
     a.budgets.sweep(T0 + 181_000);
-    const count = (table: string) =>
-      a.db.first<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)?.n;
-    expect([count("budget_buckets"), count("budget_slots"), count("budget_pauses")]).toEqual([
-      1, 0, 0,
-    ]);
-    expect(recent.readyAt(T0 + 181_000)).toBe(T0 + 230_000);
+    await written(a);
+    const count = async (table: string) =>
+      (await a.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]?.n;
+    const counts = [
+      await count("budget_buckets"),
+      await count("budget_slots"),
+      await count("budget_pauses"),
+    ];
+    expect(counts).toEqual([1, 0, 0]);
+    expect(await readyAt(recent, T0 + 181_000)).toBe(T0 + 230_000);
   });
 
   it("refuse every take while the database is out of reach, say when to try again, and recover", async () => {
     const errors: unknown[] = [];
     const [a] = await replicas(1, { retryMs: 2_000, onError: (error) => errors.push(error) });
     const bucket = a.budgets.allowances(SCOPE, { perMinute: 60, burst: 1 });
-    expect(bucket.tryTake(T0)).toBe(true);
-    a.db.query("ALTER TABLE budget_buckets RENAME TO budget_buckets_gone");
-    expect(bucket.tryTake(T0 + 1_000)).toBe(false);
+    expect(await take(bucket, T0)).toBe(true);
+    await a.query("ALTER TABLE budget_buckets RENAME TO budget_buckets_gone");
+    expect(await take(bucket, T0 + 1_000)).toBe(false);
     expect(errors).toHaveLength(1);
-    expect(bucket.readyAt(T0 + 1_500)).toBe(T0 + 3_000);
+    expect(await readyAt(bucket, T0 + 1_500)).toBe(T0 + 3_000);
     expect(errors).toHaveLength(1);
-    a.db.query("ALTER TABLE budget_buckets_gone RENAME TO budget_buckets");
-    expect(bucket.tryTake(T0 + 3_000)).toBe(true);
+    await a.query("ALTER TABLE budget_buckets_gone RENAME TO budget_buckets");
+    expect(await take(bucket, T0 + 3_000)).toBe(true);
   });
 });

@@ -8,7 +8,7 @@ import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
 import { StreamGate } from "../../../src/slack/calls/stream-gate.js";
 import type { Clock } from "../../../src/time.js";
 import { ManualClock } from "../../support/manual-clock.js";
-import { replicas, written } from "../../support/shared-budgets.js";
+import { type Replica, replicas, written } from "../../support/shared-budgets.js";
 
 const MINUTE = 60_000;
 
@@ -108,38 +108,43 @@ function replicaOf(
 }
 
 /**
- * Two replicas over one database (or, for contrast, each on budgets of its own), and how the
- * test moves their time: in steps of STEP_MS, each ended once what both replicas posted (a
- * 429's pause, a release) is in the database. On the manual clock a second passes in no real
- * time, while a posted write takes a real round trip: unstepped, a replica could read the
- * shared state before the other's pause reached it, which in real time never happens.
+ * The test's manual clock, which moves only once what the replicas in `sharing` sent to the
+ * database has landed: on it a second passes in no real time, while a round trip takes real
+ * time. Unwaited, a replica would take at the end of a step what it asked for at its start,
+ * which in real time never happens.
  */
-async function twoReplicas(clock: ManualClock, slack: ReturnType<typeof fakeSlack>, shared = true) {
-  const both = shared ? await replicas(2) : [];
+function sharedClock(sharing: Replica[]): ManualClock {
+  return new ManualClock(undefined, {
+    settle: async () => {
+      await Promise.all(sharing.map(written));
+    },
+  });
+}
+
+/** Two replicas over one database (or, for contrast, each on budgets of its own). */
+async function twoReplicas(
+  clock: ManualClock,
+  sharing: Replica[],
+  slack: ReturnType<typeof fakeSlack>,
+  shared = true,
+) {
+  if (shared) sharing.push(...(await replicas(2)));
   const [a, b] = shared
-    ? both.map((r) => r.budgets.allowances)
+    ? sharing.map((r) => r.budgets.allowances)
     : [localAllowances, localAllowances];
-  const advance = async (ms: number) => {
-    for (let left = ms; left > 0; left -= STEP_MS) {
-      await clock.advance(Math.min(STEP_MS, left));
-      for (const replica of both) written(replica);
-    }
-  };
   return [
     replicaOf("A", clock, slack, a ?? localAllowances),
     replicaOf("B", clock, slack, b ?? localAllowances),
-    advance,
+    (ms: number) => clock.advance(ms),
   ] as const;
 }
 
-/** The calls here fall a second or more apart: a step ends between a 429 and the next call. */
-const STEP_MS = 250;
-
 /** The chat.update calls of two sharing replicas streaming `inA` and `inB` messages for 5 minutes. */
 async function editsOverFiveMinutes(inA: number, inB: number) {
-  const clock = new ManualClock();
+  const sharing: Replica[] = [];
+  const clock = sharedClock(sharing);
   const slack = fakeSlack(clock);
-  const [a, b, advance] = await twoReplicas(clock, slack);
+  const [a, b, advance] = await twoReplicas(clock, sharing, slack);
   a.stream(inA);
   b.stream(inB);
   await advance(5 * MINUTE);
@@ -171,7 +176,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   it("(without sharing, the same two make about twice as many: what the test above rules out)", async () => {
     const clock = new ManualClock();
     const slack = fakeSlack(clock);
-    const [a, b, advance] = await twoReplicas(clock, slack, false);
+    const [a, b, advance] = await twoReplicas(clock, [], slack, false);
     a.stream(10);
     b.stream(10);
     await advance(2 * MINUTE);
@@ -179,7 +184,8 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   });
 
   it("a 429 met by one pauses the other's calls of that method until Retry-After", async () => {
-    const clock = new ManualClock();
+    const sharing: Replica[] = [];
+    const clock = sharedClock(sharing);
     const t0 = clock.now();
     let limited: number | undefined;
     const slack = fakeSlack(clock, (call) => {
@@ -187,7 +193,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = call.t;
       return 30;
     });
-    const [a, b, advance] = await twoReplicas(clock, slack);
+    const [a, b, advance] = await twoReplicas(clock, sharing, slack);
     a.stream(5);
     b.stream(5);
     // B posts meanwhile: another method, not paused.
@@ -206,7 +212,8 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   });
 
   it("share each channel's pace of posts, and its 429 pause, but not other channels'", async () => {
-    const clock = new ManualClock();
+    const sharing: Replica[] = [];
+    const clock = sharedClock(sharing);
     const t0 = clock.now();
     let limited = false;
     const slack = fakeSlack(clock, (call) => {
@@ -214,7 +221,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       limited = true;
       return 20;
     });
-    const [a, b, advance] = await twoReplicas(clock, slack);
+    const [a, b, advance] = await twoReplicas(clock, sharing, slack);
     const sent: Promise<unknown>[] = [];
     for (let i = 0; i < 6; i++) {
       sent.push(a.post("C1"), b.post("C1"));
@@ -234,8 +241,8 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
   });
 
   it("share the stream methods' workspace budgets, but keep each message's own pace at home", async () => {
-    const clock = new ManualClock();
     const [replica] = await replicas(1);
+    const clock = sharedClock([replica]);
     const scheduler = new CallScheduler({ clock, allowances: replica.budgets.allowances });
     onTestFinished(() => scheduler.close());
     const gate = new StreamGate({ scheduler });
@@ -247,7 +254,7 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
       // Posts to a channel are limited by Slack whichever replica makes them: shared.
       new PostGate({ scheduler }).post(where, async () => "posted"),
     ]);
-    const keys = replica.db.rows<{ key: string }>(
+    const keys = await replica.query<{ key: string }>(
       `SELECT key FROM budget_buckets UNION SELECT key FROM budget_slots ORDER BY key`,
     );
     expect(keys.map((k) => k.key)).toEqual([

@@ -12,8 +12,8 @@ const USER = budgetUser(TOKEN);
  * Two ServiceBudgets, as two replicas' each, over one database; 20 run starts a minute. The
  * third is called once what the replicas posted (releases, pauses) must be in the database.
  */
-async function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } = {}) {
-  const budget = ({ budgets }: Replica) =>
+async function twoBudgets(options: { lookAgainMs?: number } = {}) {
+  const budget = ({ budgets }: Replica): ServiceBudget =>
     new ServiceBudget({
       runStartsPerMinute: 20,
       marginMs: 0,
@@ -21,7 +21,13 @@ async function twoBudgets(clock: ManualClock, options: { lookAgainMs?: number } 
       windows: budgets.slotWindows,
     });
   const [a, b] = await replicas(2, options);
-  return [budget(a), budget(b), () => [a, b].forEach(written)] as const;
+  // The clock moves on once what the replicas sent has landed (a round trip takes real time).
+  const clock = new ManualClock(undefined, {
+    settle: async () => {
+      await Promise.all([a, b].map(written));
+    },
+  });
+  return [budget(a), budget(b), clock] as const;
 }
 
 /** Which of `tickets` are ready by now. */
@@ -33,33 +39,35 @@ function readiness(tickets: BudgetTicket[]) {
 
 describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
   it("share a token's 20 run starts a minute, each slot freed a window after its release", async () => {
-    const clock = new ManualClock();
-    const [a, b, posted] = await twoBudgets(clock);
+    const [a, b, clock] = await twoBudgets();
     const take = (budget: ServiceBudget | undefined) =>
       Array.from({ length: 15 }, () => budget?.take(USER, "run_start") as BudgetTicket);
+    // A asks first, B once A's slots are taken.
     const mine = take(a);
-    const theirs = take(b);
     const readyMine = readiness(mine);
+    await clock.advance(0);
+    const theirs = take(b);
     const readyTheirs = readiness(theirs);
     await clock.advance(0);
     expect([readyMine().length, readyTheirs().length]).toEqual([15, 5]);
     // The requests are answered a second later.
     await clock.advance(1_000);
     for (const ticket of [...readyMine(), ...readyTheirs()]) ticket.release();
-    posted();
     await clock.advance(WINDOW - 1);
     expect(readyTheirs()).toHaveLength(5);
     await clock.advance(1);
     expect(readyTheirs()).toHaveLength(15);
     // A's figures count the slots B holds: its own tickets are done, B's 10 are in flight.
+    // (Read in the background: the figures are those of the reading the last look set off.)
+    a.snapshot();
+    await clock.advance(0);
     expect(a.snapshot()).toEqual([
       { user: USER, kind: "run_start", queued: 0, inFlight: 0, usedInWindow: 10 },
     ]);
   });
 
   it("keeps counting slots another replica holds, and looks again for their release", async () => {
-    const clock = new ManualClock();
-    const [a, b, posted] = await twoBudgets(clock, { lookAgainMs: 1_000 });
+    const [a, b, clock] = await twoBudgets({ lookAgainMs: 1_000 });
     const held = Array.from({ length: 20 }, () => a.take(USER, "run_start") as BudgetTicket);
     await clock.advance(0);
     const waiting = b.take(USER, "run_start") as BudgetTicket;
@@ -67,7 +75,6 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     await clock.advance(5_500);
     // Released elsewhere at 5.5 s: seen at B's next look (6 s), free a window after release.
     for (const ticket of held) ticket.release();
-    posted();
     await clock.advance(WINDOW - 1);
     expect(ready()).toEqual([]);
     expect(waiting.position()).toBe(0);
@@ -76,10 +83,10 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
   });
 
   it("pause every replica's tickets of a token on the service's 429", async () => {
-    const clock = new ManualClock();
-    const [a, b, posted] = await twoBudgets(clock);
+    const [a, b, clock] = await twoBudgets();
     a.pauseUntil(USER, "request", clock.now() + 10_000);
-    posted();
+    // The pause is in the database before B asks.
+    await clock.advance(0);
     const ticket = b.take(USER, "request") as BudgetTicket;
     const ready = readiness([ticket]);
     await clock.advance(1);
@@ -96,13 +103,13 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
   });
 
   it("keys each budget by the token's fingerprint, never the token", async () => {
-    const clock = new ManualClock();
     const [replica] = await replicas(1);
+    const clock = new ManualClock(undefined, { settle: () => written(replica) });
     const budget = new ServiceBudget({ clock, windows: replica.budgets.slotWindows });
     budget.take(USER, "run_start");
     budget.pauseUntil(USER, "request", clock.now() + 1_000);
     await clock.advance(0);
-    const keys = replica.db.rows<{ key: string }>(
+    const keys = await replica.query<{ key: string }>(
       "SELECT key FROM budget_slots UNION ALL SELECT key FROM budget_pauses ORDER BY key",
     );
     expect(keys?.map((k) => k.key)).toEqual([
