@@ -190,6 +190,38 @@ describe("replicas sharing one database", () => {
     expect(c.service.count("startRun")).toBe(1);
   });
 
+  it("posts a dead replica's reply before the follow-ups' placeholders when it died posting it", async () => {
+    const c = cluster();
+    const [a, b] = [await c.replica("A"), await c.replica("B")];
+    // A sends its reply's first message and stalls before Slack answers: the attempt is
+    // recorded, the message may not exist.
+    a.replies.holdOpens = true;
+    const first = question();
+    await a.bridge.accept(first);
+    const firstTurn = await turnOf(c.stores, first);
+    await until(async () => (await c.stores.turns.byId(firstTurn))?.replyPostsAttempted === 1);
+    const second = followUp(first);
+    await b.bridge.accept(second);
+    b.replies.holdOpens = true;
+    await c.pass(TTL_MS + SWEEP_MS, b);
+    expect(c.takeovers).toEqual(["B"]);
+    // B looks for (or posts) the first reply's message; the second waits until it stands.
+    const opens = () => b.replies.calls.filter((x) => x.call === "open").map((x) => x.turnId);
+    expect(opens()).toEqual([firstTurn]);
+    b.replies.release();
+    await until(async () => opens().length === 2);
+    expect(opens()).toEqual([firstTurn, await turnOf(c.stores, second)]);
+    b.replies.holdOpens = false;
+    b.replies.release();
+    await b.bridge.idle();
+    expect(await unfinished(c.stores)).toEqual([]);
+    // A wakes: its lease is gone, so it leaves the turn and writes nothing more.
+    await a.clock.advance(TTL_MS / 3);
+    a.replies.release();
+    await a.bridge.idle();
+    expect(a.replies.story(firstTurn).some((s) => s.startsWith("finish"))).toBe(false);
+  });
+
   it("hands its conversations back when it stops, so another replica goes on at once", async () => {
     const c = cluster();
     const [a, b] = [await c.replica("A"), await c.replica("B")];
@@ -260,6 +292,15 @@ describe("a stop pressed in another replica", () => {
     expect(b.replies.story(turn)).toEqual([]);
   });
 });
+
+/** Lets the event loop turn until `done` holds (work after an acknowledgement, store writes). */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  for (let turn = 0; turn < 1_000; turn++) {
+    if (await done()) return;
+    await new Promise(setImmediate);
+  }
+  throw new Error("it never happened");
+}
 
 /** Counts the reads of conversations' unfinished turns made from now on. */
 function countReads(stores: Stores): { unfinishedIn: number; unfinishedInAny: number } {

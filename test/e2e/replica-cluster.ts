@@ -1,8 +1,9 @@
 /**
  * Copies of the bot (child processes) on one PostgreSQL database, as behind a load balancer,
- * for the replicas' end-to-end tests (replicas.test.ts, replicas-handover.test.ts): a fresh
- * simulator and fake Slack for each test, the copies launched on them, events delivered to a
- * copy at random as Slack delivers them. Each test file that imports it gets its own.
+ * for the replicas' end-to-end tests (replicas.test.ts, replicas-handover.test.ts,
+ * thread-order-replicas.test.ts): a fresh simulator and fake Slack for each test, the copies
+ * launched on them, events delivered to a copy at random as Slack delivers them. Each test
+ * file that imports it gets its own.
  */
 import { afterEach, beforeEach } from "vitest";
 import { type FakeSlack, startFakeSlack } from "../../tools/fake-slack/server.js";

@@ -47,7 +47,10 @@ export class TurnReply {
     this.shown = new Promise((resolve) => {
       this.markShown = resolve;
     });
-    if (this.resumed) this.markShown();
+    // Only a message whose ts is recorded surely stands: one whose post was only attempted (by
+    // a process that stopped before Slack answered, maybe another replica) may not exist, and
+    // is looked for, or posted, when the reply opens; a turn behind it waits for that.
+    if (turn.replyParts.length > 0) this.markShown();
     this.renderer = strategy.render(
       {
         turnId: turn.id,
