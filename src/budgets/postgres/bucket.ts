@@ -54,12 +54,15 @@ export class PostgresBucket implements Allowance {
     private readonly budgets: BudgetDb,
     private readonly key: string,
     private readonly rules: GcraRules,
+    /** This replica's own copy of the budget, spent while the database does not answer. */
+    private readonly alone: Allowance,
     changed: () => void = () => undefined,
   ) {
     this.takes = new TakesAhead(budgets, changed);
   }
 
   readyAt(now: number, ahead = 0): number {
+    if (this.takes.stalled(now)) return this.alone.readyAt(now, ahead);
     if (ahead === 0) {
       const known = this.takes.knownAt(now);
       if (known !== undefined) return known;
@@ -73,6 +76,7 @@ export class PostgresBucket implements Allowance {
       this.waiting = place !== undefined && place.next < Infinity;
       return true;
     }
+    if (this.takes.stalled(now)) return this.alone.tryTake(now);
     this.takes.ask(now, () => this.take(now, place));
     return false;
   }

@@ -1,5 +1,6 @@
 import type { AllowanceScope, Allowances } from "../allowance.js";
 import { gcraRules } from "../gcra.js";
+import { localAllowances } from "../local-allowances.js";
 import type { SlotWindows } from "../service/slot-window.js";
 import { SLACK_MINUTE_MS, windowRules } from "../window.js";
 import { PostgresBucket } from "./bucket.js";
@@ -26,8 +27,11 @@ export interface SharedBudgets {
  * Slack's and the service's budgets kept in PostgreSQL (schema migration 2), so that N
  * replicas on one database make no more calls than one would, and a 429 met by one holds
  * every one back until its Retry-After. Every statement is awaited: a take is made one round
- * trip ahead of its call (ahead.ts), so the event loop never waits for the database. The
- * schema is the stores' (openPostgresStores migrates it first).
+ * trip ahead of its call (ahead.ts), so the event loop never waits for the database. While
+ * the database does not answer, each replica spends its own copy of a Slack budget, so that
+ * answers keep moving: replicas together may then go over a limit, and Slack's 429s, which
+ * every replica heeds, hold them back. The schema is the stores' (openPostgresStores
+ * migrates it first).
  *
  * Keys name the budget, never a secret: `slack:<team>:<method>` (a workspace's budget of a
  * method), `slack:<team>:<method>:<lane>` (a lane's own pace: a channel's posts),
@@ -46,15 +50,18 @@ export function sharedBudgets(
   return {
     allowances: (scope, rules, changed) => {
       const key = slackKey(scope);
+      const alone = localAllowances(scope, rules);
+      const { perMinute, burst } = rules;
       return rules.window
         ? new PostgresWindow(
             budgets,
             slots,
             key,
-            windowRules(rules.perMinute, SLACK_MINUTE_MS),
+            windowRules(perMinute, SLACK_MINUTE_MS),
+            alone,
             changed,
           )
-        : new PostgresBucket(budgets, key, gcraRules(rules.perMinute, rules.burst), changed);
+        : new PostgresBucket(budgets, key, gcraRules(perMinute, burst), alone, changed);
     },
     slotWindows: (rules, changed) =>
       new PostgresSlotWindow(

@@ -23,12 +23,15 @@ export class PostgresWindow implements Allowance {
     private readonly slots: SlotTable,
     private readonly key: string,
     private readonly rules: WindowRules,
+    /** This replica's own copy of the budget, spent while the database does not answer. */
+    private readonly alone: Allowance,
     changed: () => void = () => undefined,
   ) {
     this.takes = new TakesAhead(budgets, changed);
   }
 
   readyAt(now: number, ahead = 0): number {
+    if (this.takes.stalled(now)) return this.alone.readyAt(now, ahead);
     if (ahead === 0) {
       const known = this.takes.knownAt(now);
       if (known !== undefined) return known;
@@ -38,6 +41,7 @@ export class PostgresWindow implements Allowance {
 
   tryTake(now: number): boolean {
     if (this.takes.spend(now) !== undefined) return true;
+    if (this.takes.stalled(now)) return this.alone.tryTake(now);
     this.ask(now);
     return false;
   }
