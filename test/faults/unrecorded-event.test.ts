@@ -58,6 +58,26 @@ describe("a question that cannot be recorded", () => {
     expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
   });
 
+  it("HTTP mode: answers 500 when a lookup on the way to the record fails, and the retry is answered once", async () => {
+    h = await startHarness();
+    const x = h;
+    // The database out of reach for the count of the person's waiting questions.
+    vi.spyOn(x.bot.bridge, "overLimit").mockRejectedValueOnce(
+      Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
+    );
+    x.sim.control.enqueueAnswer({ text: "Answered after the lookup failed." });
+    const { ts, event } = mentionEvent(x, "<@UBOT> are you there?");
+
+    const first = await x.post("event", event);
+    expect(first.status).toBe(500);
+    expect(await turnOf(x, ts)).toBeUndefined();
+    const retry = await x.post("event", event, { retryNum: 1, retryReason: "http_error" });
+    expect(retry.status).toBe(200);
+    const transcript = await x.settled(CHANNEL, ts);
+    expect(transcript).toEqual([expect.stringContaining("Answered after the lookup failed.")]);
+    expect(x.sim.control.counts()).toEqual({ threads: 1, messages: 1, runs: 1 });
+  });
+
   it("HTTP mode: answers 500 when the record cannot be brought to the disk, and the question is answered once", async () => {
     h = await startHarness();
     const x = h;

@@ -2,7 +2,8 @@
  * A TCP proxy on 127.0.0.1 in front of a server (PostgreSQL here) that can stall: while
  * stalled, it forwards nothing either way and accepts new connections without serving them,
  * as a failover, a lock storm or a saturated link would; `resume()` lets everything through
- * again, what was held included. Nothing is lost or reordered.
+ * again, what was held included. Nothing is lost or reordered. It can also go down: `cut()`
+ * ends every connection and refuses new ones until `resume()`, as a server that restarts.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -10,6 +11,8 @@ export interface StallProxy {
   /** `host:port` to connect to instead of the server. */
   address: string;
   stall(): void;
+  /** Ends every connection, and ends each new one at once, until resume(). */
+  cut(): void;
   resume(): void;
   close(): Promise<void>;
 }
@@ -17,7 +20,12 @@ export interface StallProxy {
 export async function startStallProxy(target: { host: string; port: number }): Promise<StallProxy> {
   const links = new Set<Link>();
   let stalled = false;
+  let down = false;
   const server: Server = createServer((client) => {
+    if (down) {
+      client.destroy();
+      return;
+    }
     const upstream = createConnection(target);
     const link = new Link(client, upstream);
     links.add(link);
@@ -38,8 +46,13 @@ export async function startStallProxy(target: { host: string; port: number }): P
       stalled = true;
       for (const link of links) link.stall();
     },
+    cut() {
+      down = true;
+      for (const link of links) link.destroy();
+    },
     resume() {
       stalled = false;
+      down = false;
       for (const link of links) link.resume();
     },
     async close() {

@@ -107,18 +107,8 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     }
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
     const text = slackTextToPlain(withoutBot, { user: (id) => users.name(id) }).trim();
-    let result: AcceptResult;
-    try {
-      // Awaited: Slack is acknowledged only once the turn is recorded.
-      result = await deps.bridge.accept({ ...inbound, text });
-    } catch (error) {
-      // Acknowledged, the question would be lost: refused, Slack delivers it again.
-      deps.logger.error(
-        { err: errorName(error), channel: inbound.channel, ts: inbound.ts },
-        "could not record a Slack message; Slack will deliver it again",
-      );
-      throw new EventNotRecorded(error);
-    }
+    // Awaited: Slack is acknowledged only once the turn is recorded.
+    const result: AcceptResult = await deps.bridge.accept({ ...inbound, text });
     deps.onInbound?.(result);
     if (result === "over_limit") {
       deps.notes.tell({ team: workspace, channel, user, threadTs, text: OVER_LIMIT_NOTE });
@@ -126,11 +116,33 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
     deps.logger.debug({ result, channel, ts: inbound.ts }, "inbound message");
   };
 
+  /**
+   * Whatever failed on the way to the record (the database out of reach for a lookup, an
+   * admission check or the record itself), the event is not acknowledged: acknowledged, its
+   * question would be lost. Slack delivers it again, and a retry of a question already
+   * recorded is answered once.
+   */
+  const handleOrRefuse = async (
+    event: unknown,
+    body: unknown,
+    context: RequestPlace & { botUserId?: string | undefined },
+  ) => {
+    try {
+      await handle(event, body, context);
+    } catch (error) {
+      const { channel, ts } = (event ?? {}) as { channel?: unknown; ts?: unknown };
+      deps.logger.error(
+        { err: errorName(error), channel, ts },
+        "could not record a Slack message; Slack will deliver it again",
+      );
+      throw new EventNotRecorded(error);
+    }
+  };
   app.event("app_mention", async ({ event, context, body }) => {
-    await handle(event, body, context);
+    await handleOrRefuse(event, body, context);
   });
   app.event("message", async ({ event, context, body }) => {
-    await handle(event, body, context);
+    await handleOrRefuse(event, body, context);
   });
 }
 
