@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
-import type { LiveTurn } from "../../../src/bridge/live-turn.js";
 import { START_UNCONFIRMED } from "../../../src/bridge/turn/turn-ending.js";
+import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { fakeCore } from "../../support/fake-core.js";
-import { liveTurn } from "../../support/fake-replies.js";
+import { turnLife } from "../../support/fake-replies.js";
 import { FakeServiceError, type ServiceCall } from "../../support/fake-service.js";
 import { ManualClock } from "../../support/manual-clock.js";
 
 const KEY = { team: "T1", channel: "C1", threadTs: "100.000001" };
+const BY_U1 = { kind: "person", user: "U1" } as const;
 
 async function setup() {
   const clock = new ManualClock();
@@ -29,10 +30,10 @@ async function setup() {
       content: text,
       notes: [],
     })) as Turn;
-  const live = async (t: Turn): Promise<LiveTurn> =>
-    liveTurn(replies, turns, (await turns.byId(t.id)) as Turn);
+  const live = async (t: Turn): Promise<TurnLife> =>
+    turnLife(replies, turns, (await turns.byId(t.id)) as Turn);
   /** Runs the turn to its end, moving the clock along whenever it waits. */
-  const finish = async (l: LiveTurn) => {
+  const finish = async (l: TurnLife) => {
     const done = runner.run(l);
     let ended = false;
     void done.finally(() => {
@@ -126,7 +127,7 @@ describe("the turn runner", () => {
     const held = s.service.hold(step);
     const done = s.runner.run(l);
     await held.entered;
-    expect(await s.runner.stop(l, "U1")).toBe(true);
+    expect(await s.runner.stop(l, BY_U1)).toBe(true);
     held.release();
     await done;
     expect(names(s.service.calls)).toEqual(expected);
@@ -147,7 +148,7 @@ describe("the turn runner", () => {
     const held = s.service.hold("startRun");
     const done = s.runner.run(l);
     await held.entered;
-    expect(await s.runner.stop(l, "U1")).toBe(true);
+    expect(await s.runner.stop(l, BY_U1)).toBe(true);
     expect(s.service.count("stopRun")).toBe(0);
     held.release();
     await done;
@@ -169,7 +170,7 @@ describe("the turn runner", () => {
     const l = await s.live(t);
     const done = s.runner.run(l);
     await s.clock.waitForTimers(1); // the run's time limit is armed: the run is being followed
-    await s.runner.stop(l, "U1");
+    await s.runner.stop(l, BY_U1);
     await done;
     expect(names(s.service.calls)).toContain("stopRun");
     expect(await s.turns.byId(t.id)).toMatchObject({ outcome: "stopped" });
@@ -226,7 +227,7 @@ describe("the turn runner", () => {
     const s = await setup();
     const t = await s.turn();
     const l = await s.live(t);
-    await s.runner.stop(l, "U1");
+    await s.runner.stop(l, BY_U1);
     await s.runner.run(l);
     expect(s.service.calls).toEqual([]);
     expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
