@@ -177,6 +177,106 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id).at(-1)).toBe("finish:stopped:The an");
   });
 
+  it("sends one stop to the service however often the turn is stopped, the time limit too", async () => {
+    const s = await setup();
+    s.service.hang = true;
+    const t = await s.turn();
+    const l = await s.live(t);
+    const done = s.runner.run(l);
+    await s.clock.waitForTimers(1);
+    const held = s.service.hold("stopRun");
+    const presses = [s.runner.stop(l, BY_U1), s.runner.stop(l, BY_U1)];
+    await held.entered;
+    await s.clock.advance(60_000);
+    held.release();
+    expect(await Promise.all(presses)).toEqual([true, true]);
+    await done;
+    expect(s.service.count("stopRun")).toBe(1);
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({
+      kind: "unreachable",
+      message: "The assistant did not finish within 1 minute, so the run was stopped.",
+    });
+  });
+
+  it("heeds a stop asked through another replica before any step", async () => {
+    const s = await setup();
+    const t = await s.turn();
+    await s.turns.requestStop(t.id, "U1");
+    const done = await s.finish(await s.live(t));
+    expect(s.service.calls).toEqual([]);
+    expect(done).toMatchObject({ state: "finished", outcome: "stopped" });
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
+  });
+
+  describe("an uninstall", () => {
+    const gone = { kind: "uninstalled", error: new Error("app_uninstalled") } as const;
+
+    it("stops a followed run at the service and ends the turn in an error", async () => {
+      const s = await setup();
+      s.service.hang = true;
+      const t = await s.turn();
+      const l = await s.live(t);
+      const done = s.runner.run(l);
+      await s.clock.waitForTimers(1);
+      expect(await s.runner.stop(l, gone)).toBe(true);
+      await done;
+      expect(s.service.count("stopRun")).toBe(1);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    });
+
+    it("ends a turn still in its queue as stopped, sending nothing", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      await s.runner.stop(l, gone);
+      await s.runner.run(l);
+      expect(s.service.calls).toEqual([]);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
+    });
+  });
+
+  describe("left as stored", () => {
+    it("takes no further step when its lease is lost, and writes no ending", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      const held = s.service.hold("openThread");
+      const done = s.runner.run(l);
+      await held.entered;
+      expect(await s.runner.stop(l, { kind: "lease_lost" })).toBe(true);
+      held.release();
+      await done;
+      expect(names(s.service.calls)).toEqual(["openThread"]);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "received", outcome: null });
+      expect(s.replies.story(t.id).filter((line) => line.startsWith("finish"))).toEqual([]);
+    });
+
+    it("stops following at a shutdown, leaving the run going for the next start", async () => {
+      const s = await setup();
+      s.service.hang = true;
+      const t = await s.turn();
+      const l = await s.live(t);
+      const done = s.runner.run(l);
+      await s.clock.waitForTimers(1);
+      await s.runner.stop(l, { kind: "shutdown" });
+      await done;
+      expect(s.service.count("stopRun")).toBe(0);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "run_started", outcome: null });
+      expect(l.stage).toBe("ended");
+    });
+
+    it("is never taken up when left while waiting in its queue", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      await s.runner.stop(l, { kind: "shutdown" });
+      await s.runner.run(l);
+      expect(s.service.calls).toEqual([]);
+      expect(s.replies.story(t.id)).toEqual([]);
+      expect((await s.turns.byId(t.id))?.state).toBe("received");
+    });
+  });
+
   it("starts the run while the reply's first message waits for Slack", async () => {
     const s = await setup();
     s.replies.holdOpens = true;
