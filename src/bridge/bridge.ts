@@ -4,8 +4,8 @@ import { type Clock, systemClock } from "../time.js";
 import { ConversationLeases } from "./conversation-leases.js";
 import { ConversationQueue } from "./conversation-queue.js";
 import type { Inbound } from "./inbound.js";
-import { LiveTurn } from "./live-turn.js";
 import type { BridgeLogger, ReplyStrategy } from "./ports.js";
+import { type StopReason, TurnLife } from "./turn/turn-life.js";
 import { TurnReply } from "./turn/turn-reply.js";
 import type { TurnRunner } from "./turn/turn-runner.js";
 
@@ -61,7 +61,7 @@ export interface BridgeDeps {
 export class Bridge {
   private readonly queue = new ConversationQueue();
   /** The turns this process holds, waiting or running, by id. */
-  private readonly live = new Map<string, LiveTurn>();
+  private readonly live = new Map<string, TurnLife>();
   /**
    * Per conversation, when the reply of the turn last scheduled stands in the thread: a turn
    * queued behind it posts its placeholder only then, so that replies stand in the order of
@@ -278,15 +278,12 @@ export class Bridge {
    */
   async abandon(team: string, gone: Error): Promise<number> {
     let count = 0;
-    for (const live of [...this.live.values()]) {
-      const turn = await this.deps.turns.byId(live.id);
+    for (const life of [...this.live.values()]) {
+      const turn = await this.deps.turns.byId(life.id);
       // The stage as it is now, after the read: a turn that ended meanwhile is left alone.
-      if (turn === undefined || turn.team !== team || live.stage === "ended") continue;
-      live.unshown ??= gone;
+      if (turn === undefined || turn.team !== team || life.stage === "ended") continue;
       count++;
-      this.deps.runner.stop(live, turn.user).catch((error: unknown) => {
-        this.deps.logger.warn({ turn: live.id, err: String(error) }, "could not stop a turn");
-      });
+      this.stopLive(life, { kind: "uninstalled", error: gone });
     }
     return count;
   }
@@ -300,7 +297,7 @@ export class Bridge {
     // A turn whose ending is being shown is no longer active, though not yet recorded finished.
     return (await this.deps.turns.activeFor(team, channel, user))
       .filter((turn) => this.live.get(turn.id)?.stage !== "ended")
-      .map((turn) => ({ turn, running: this.live.get(turn.id)?.stage === "running" }));
+      .map((turn) => ({ turn, running: this.live.get(turn.id)?.underway === true }));
   }
 
   /** The Slack user who asked the question of this turn. */
@@ -316,7 +313,7 @@ export class Bridge {
   /** Ends the waits of running turns and starts no queued one; they stay for the next start. */
   shutdown(): void {
     this.close();
-    this.deps.runner.shutdown();
+    for (const life of this.live.values()) this.stopLive(life, { kind: "shutdown" });
   }
 
   /**
@@ -416,8 +413,8 @@ export class Bridge {
    */
   private leave(conversationId: number): void {
     this.forgetRan(conversationId, () => true);
-    for (const live of this.live.values()) {
-      if (live.conversationId === conversationId) this.deps.runner.leave(live);
+    for (const life of this.live.values()) {
+      if (life.conversationId === conversationId) this.stopLive(life, { kind: "lease_lost" });
     }
   }
 
@@ -427,8 +424,8 @@ export class Bridge {
    * theirs in the thread.
    */
   private schedule(turn: Turn, followed = false): void {
-    const live = new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
-    this.live.set(turn.id, live);
+    const life = new TurnLife(turn, this.replyOf(turn));
+    this.live.set(turn.id, life);
     this.ranHere.set(turn.id, turn.conversationId);
     const key = String(turn.conversationId);
     const ahead = this.queue.pending(key);
@@ -442,7 +439,7 @@ export class Bridge {
           ? ({ kind: "queued", ahead, where: "thread" } as const)
           : ({ kind: turn.runId ? "working" : "starting" } as const);
       const open = () =>
-        live.reply.open(phase).catch((error: unknown) => {
+        life.reply.open(phase).catch((error: unknown) => {
           this.deps.logger.warn(
             { turn: turn.id, err: String(error) },
             "could not post the placeholder",
@@ -451,11 +448,11 @@ export class Bridge {
       if (before) void before.then(open);
       else void open();
     }
-    this.lastShown.set(key, live.reply.shown);
+    this.lastShown.set(key, life.reply.shown);
     void this.queue
-      .add(key, () => this.deps.runner.run(live))
+      .add(key, () => this.deps.runner.run(life))
       .finally(() => {
-        live.reply.abandon();
+        life.reply.abandon();
         this.live.delete(turn.id);
         if (this.queue.pending(key) === 0) {
           this.lastShown.delete(key);
@@ -513,26 +510,40 @@ export class Bridge {
     );
   }
 
+  /**
+   * A person's stop (the Stop button, `/assistant stop`, Slack's own stop control), wherever
+   * the turn is run: here, by its life; a turn whose run exists or that nobody holds, by a
+   * life made for the stop; one another replica holds before its run exists, by a request on
+   * its row, which that replica's runner heeds as this stop (TurnRunner.stop, either way).
+   */
   private async stopTurn(turn: Turn, user: string): Promise<boolean> {
-    const live = this.live.get(turn.id);
-    if (live) return this.deps.runner.stop(live, user);
+    const person: StopReason = { kind: "person", user };
+    const life = this.live.get(turn.id);
+    if (life) return this.deps.runner.stop(life, person);
     // Its run exists: stopped at the service, whichever replica follows it sees it end.
-    if (turn.runId !== null) return this.deps.runner.stop(this.unheld(turn), user);
-    // Another replica holds the conversation: it stops the turn at its next step.
+    if (turn.runId !== null) return this.deps.runner.stop(this.unheld(turn), person);
     const id = turn.conversationId;
     const claimed = await this.serially(id, () => this.leases.claim(id));
+    // Another replica holds the conversation: its runner stops the turn at its next step.
     if (!claimed) return this.deps.turns.requestStop(turn.id, user);
     // Nobody does (finished meanwhile, recorded while stopping, a replica died): ended here.
     // The runner reads the turn again before it writes its end, and ends a finished one never.
     try {
-      return await this.deps.runner.stop(this.unheld(turn), user);
+      return await this.deps.runner.stop(this.unheld(turn), person);
     } finally {
       void this.drained(id);
     }
   }
 
+  /** A stop that nobody waits for (an uninstall, a lost lease, a shutdown): failures logged. */
+  private stopLive(life: TurnLife, reason: StopReason): void {
+    this.deps.runner.stop(life, reason).catch((error: unknown) => {
+      this.deps.logger.warn({ turn: life.id, err: String(error) }, "could not stop a turn");
+    });
+  }
+
   /** A turn this process does not run, as the runner's stop takes it. */
-  private unheld(turn: Turn): LiveTurn {
-    return new LiveTurn(turn.id, this.replyOf(turn), turn.conversationId);
+  private unheld(turn: Turn): TurnLife {
+    return new TurnLife(turn, this.replyOf(turn));
   }
 }

@@ -1,4 +1,3 @@
-import { LiveTurn } from "../../src/bridge/live-turn.js";
 import type {
   ReplyRecorder,
   ReplyRenderer,
@@ -6,6 +5,7 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../../src/bridge/ports.js";
+import { TurnLife } from "../../src/bridge/turn/turn-life.js";
 import { TurnReply } from "../../src/bridge/turn/turn-reply.js";
 import type { TurnStore } from "../../src/store/stores.js";
 import type { Turn } from "../../src/store/turn.js";
@@ -67,7 +67,7 @@ export class FakeReplies implements ReplyStrategy {
   }
 }
 
-/** A live turn with a reply on `replies`, as the bridge makes one. */
-export function liveTurn(replies: ReplyStrategy, turns: TurnStore, turn: Turn): LiveTurn {
-  return new LiveTurn(turn.id, new TurnReply(replies, turns, turn), turn.conversationId);
+/** A turn's life with a reply on `replies`, as the bridge makes one. */
+export function turnLife(replies: ReplyStrategy, turns: TurnStore, turn: Turn): TurnLife {
+  return new TurnLife(turn, new TurnReply(replies, turns, turn));
 }

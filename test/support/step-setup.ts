@@ -1,4 +1,4 @@
-import { LiveTurn } from "../../src/bridge/live-turn.js";
+import { TurnLife } from "../../src/bridge/turn/turn-life.js";
 import { TurnReply } from "../../src/bridge/turn/turn-reply.js";
 import type { StepContext } from "../../src/bridge/turn/turn-step.js";
 import { memoryStores } from "../../src/store/in-memory.js";
@@ -29,10 +29,10 @@ export async function stepSetup() {
     })) as Turn;
   /** The context a step gets for `t` (the outage policy gives up at once). */
   const context = async (t: Turn): Promise<StepContext> => {
-    const live = new LiveTurn(t.id, new TurnReply(replies, stores.turns, t), t.conversationId);
+    const life = new TurnLife(t, new TurnReply(replies, stores.turns, t));
     const conversation = (await stores.conversations.byId(c.id)) ?? c;
     const outage = { giveUpAfterMs: 0, clock, onRetry: () => {} };
-    return { live, conversation, outage, party: t.user };
+    return { life, conversation, outage, party: t.user };
   };
   /** Brings `t` to `composed` with its own content. */
   const composed = async (t: Turn) =>

@@ -1,8 +1,9 @@
 import type { Turn } from "../../store/turn.js";
 import type { Clock } from "../../time.js";
-import type { Caller, Run } from "../ports.js";
+import type { Run } from "../ports.js";
 import { throughOutage } from "./outage.js";
 import type { Relay } from "./relay.js";
+import type { StopReason, TurnLife } from "./turn-life.js";
 import { callerOf, type StepContext } from "./turn-step.js";
 
 /** How long a timed-out run may take to end after it was told to stop, ms (at most the timeout). */
@@ -13,10 +14,8 @@ export interface RunFollowDeps {
   clock: Clock;
   /** A run not ended after this long is stopped (and the reply says so), ms. */
   runTimeoutMs: number;
-  /** Asks the service to stop a run; resolves false when it could not. */
-  stopRun: (runId: string, caller: Caller) => Promise<boolean>;
-  /** Ends following for good: the bot is shutting down. */
-  closing: AbortSignal;
+  /** Stops the turn (TurnRunner.stop), its failure logged. */
+  stop: (life: TurnLife, reason: StopReason) => Promise<void>;
 }
 
 /**
@@ -29,16 +28,15 @@ export function runFollow(deps: RunFollowDeps) {
   return async (turn: Turn, context: StepContext): Promise<Run> => {
     const runId = turn.runId;
     if (runId === null) throw new Error(`turn ${turn.id} has no run to follow`);
-    const { live } = context;
+    const { life } = context;
     const { clock, runTimeoutMs } = deps;
     const abandon = new AbortController();
-    const follow = AbortSignal.any([abandon.signal, deps.closing, live.leaving.signal]);
+    const follow = AbortSignal.any([abandon.signal, life.leaving]);
     let cancelGiveUp = () => {};
     const caller = callerOf(context);
     const left = Math.max(0, (turn.runStartedAt ?? clock.now()) + runTimeoutMs - clock.now());
     const cancelTimeout = clock.timer(left, () => {
-      live.timedOut = true;
-      void deps.stopRun(runId, caller);
+      void deps.stop(life, { kind: "time_limit" });
       cancelGiveUp = clock.timer(Math.min(STOP_GRACE_MS, runTimeoutMs), () => abandon.abort());
     });
     try {
@@ -47,8 +45,8 @@ export function runFollow(deps: RunFollowDeps) {
           deps.relay.follow(runId, {
             ...caller,
             signal: follow,
-            onText: (text) => live.reply.write(text),
-            onStep: (step) => live.reply.step(step),
+            onText: (text) => life.reply.write(text),
+            onStep: (step) => life.reply.step(step),
           }),
         {
           ...context.outage,
@@ -62,7 +60,7 @@ export function runFollow(deps: RunFollowDeps) {
   };
 }
 
-/** Aborts when either does: the turn's waits (a stop) or following (shutdown, time limit). */
+/** Aborts when either does: the turn's waits (a stop) or following (a leave, the time limit). */
 function anyOf(waits: AbortSignal | undefined, follow: AbortSignal): AbortSignal {
   return waits ? AbortSignal.any([waits, follow]) : follow;
 }

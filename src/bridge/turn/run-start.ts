@@ -50,31 +50,31 @@ export class RunStart {
     if (turn.runId !== null || turn.serviceMessageId === null) return turn;
     // Sent by an earlier process (or before a shutdown) that never learnt the outcome.
     if (turn.state === "run_starting") throw new RunStartUnknown();
-    const { live } = context;
+    const { life } = context;
     let run: Run;
     try {
       run = await throughOutage(() => this.attempt(turn, context), context.outage);
     } catch (error) {
       // Stopped while the start waited (in the budget, or to be sent again): nothing started.
       const unknown = error instanceof RunStartUnknown;
-      if (live.stopped && live.waits.signal.aborted && !unknown) return turn;
+      if (life.stopped && life.waits.aborted && !unknown) return turn;
       throw error;
     }
     const started = await this.deps.turns.recordRunStart(turn.id, {
       runId: run.id,
       startedAt: this.deps.clock.now(),
     });
-    live.reply.status({ kind: "working" });
+    life.reply.status({ kind: "working" });
     return started;
   };
 
   /** One start, sent at most once; throws RunStartUnknown when it may have started a run. */
   private async attempt(turn: Turn, context: StepContext): Promise<Run> {
     const { service, turns, settings } = this.deps;
-    const { live } = context;
+    const { life } = context;
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
     const triggerMessageId = turn.serviceMessageId as string;
-    const waits = untilSent(context.outage.signal ?? live.waits.signal);
+    const waits = untilSent(context.outage.signal ?? life.waits);
     // Read when the body is built, which is before it is sent.
     let sent: RunSettings | undefined;
     let recorded = false;
@@ -90,7 +90,7 @@ export class RunStart {
           ...callerOf(context),
           signal: waits.signal,
           onQueued: (p) =>
-            live.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
+            life.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
           // Once this attempt has its connection; not a byte is written before this resolves.
           onSend: async () => {
             waits.detach();

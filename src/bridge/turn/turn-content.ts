@@ -73,16 +73,16 @@ export class TurnContent {
    */
   readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
     if (turn.state !== "received") return turn;
-    const signal = context.live.waits.signal;
+    const signal = context.life.waits;
     const { content, through, notes } = await this.compose(turn, context.conversation, signal);
-    // Stopped while reading: nothing is posted, so nothing is fixed (nor a note added).
+    // Stopped or left while reading: nothing is posted, so nothing is fixed (nor a note added).
     if (signal.aborted) return turn;
     const composed = await this.options.turns.recordContent(turn.id, {
       serviceContent: content,
       contextThroughTs: through,
       notes: [...turn.notes, ...notes],
     });
-    context.live.reply.setNotes(composed.notes);
+    context.life.reply.setNotes(composed.notes);
     return composed;
   };
 

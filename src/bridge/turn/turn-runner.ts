@@ -1,7 +1,6 @@
 import type { ConversationStore, SettingsStore, TurnStore } from "../../store/stores.js";
 import type { Turn, TurnOutcome } from "../../store/turn.js";
 import type { Clock } from "../../time.js";
-import type { LiveTurn } from "../live-turn.js";
 import type { AssistantService, BridgeLogger, Caller, Run } from "../ports.js";
 import type { OutageOptions } from "./outage.js";
 import { QuestionPost } from "./question-post.js";
@@ -20,6 +19,7 @@ import {
   stoppedEnding,
   timeoutMessage,
 } from "./turn-ending.js";
+import type { StopReason, TurnLife } from "./turn-life.js";
 import { callerFor, type StepContext, type TurnStep } from "./turn-step.js";
 
 export interface TurnLimits {
@@ -54,10 +54,10 @@ export interface TurnRunnerDeps {
  * Works one turn from its stored state to the end, as a short list of steps: open the
  * service thread → compose the question → post it → start the run → follow the run →
  * finish. Each step does nothing when the record says it is done, so a restart resumes
- * where the turn stopped; whether the turn was stopped is asked once, between steps.
+ * where the turn stopped; whether the turn was stopped or left is asked once, between steps.
+ * Every stop of a turn, whatever asked, goes through `stop`.
  */
 export class TurnRunner {
-  private readonly closing = new AbortController();
   private readonly steps: TurnStep[];
   private readonly follow: (turn: Turn, context: StepContext) => Promise<Run>;
 
@@ -74,138 +74,129 @@ export class TurnRunner {
       relay,
       clock,
       runTimeoutMs: deps.limits.runTimeoutMs,
-      stopRun: (runId, caller) => this.stopRun(runId, caller),
-      closing: this.closing.signal,
+      stop: (life, reason) => this.stopQuietly(life, reason, "could not stop a run past its limit"),
     });
   }
 
-  /** Works `live`'s turn, unless it is no longer waiting (stopped, or the bot is closing). */
-  async run(live: LiveTurn): Promise<void> {
-    if (this.left(live) || live.stage !== "waiting") return;
-    const turn = await this.deps.turns.byId(live.id);
-    // Asked again after the read: a stop while it was on its way ended the turn (`stop`).
-    if (this.left(live) || live.stage !== "waiting") return;
-    if (!turn || turn.state === "finished") {
-      live.stage = "ended";
-      return;
-    }
-    live.stage = "running";
-    live.runId = turn.runId ?? undefined;
-    heedStopRequest(turn, live);
+  /** Works `life`'s turn, unless it is no longer waiting (stopped, or left). */
+  async run(life: TurnLife): Promise<void> {
+    if (life.stage !== "waiting") return;
+    const turn = await this.deps.turns.byId(life.id);
+    // Asked again after the read: a stop or a leave while it was on its way ended it here.
+    if (life.stage !== "waiting") return;
+    if (!turn || turn.state === "finished") return life.end();
+    life.start(turn.runId);
     try {
-      const end = await this.work(turn, live);
-      if (end) await this.end(turn, live, end.ending, end.run);
+      const end = await this.work(turn, life);
+      if (end) await this.end(turn, life, end.ending, end.run);
     } finally {
-      live.stage = "ended";
+      life.end();
     }
   }
 
-  /** How the turn ends; undefined when the bot is shutting down and leaves it for the next start. */
+  /** How the turn ends; undefined when it is left as stored (a lost lease, a shutdown). */
   private async work(
     turn: Turn,
-    live: LiveTurn,
+    life: TurnLife,
   ): Promise<{ ending: Ending; run?: Run } | undefined> {
     const { limits, logger } = this.deps;
     try {
-      const opened = this.open(turn, live);
+      const opened = this.open(turn, life);
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
-      const run = await this.advance(turn, live, await this.context(turn, live));
+      const run = await this.advance(turn, life, await this.context(turn, life));
       await opened;
-      if (live.unshown !== undefined) throw live.unshown;
-      if (!run) return { ending: stoppedEnding(live.stoppedBy) };
-      const { stoppedBy, timedOut } = live;
+      if (life.unshown !== undefined) throw life.unshown;
+      if (!run) return { ending: stoppedEnding(life.stoppedBy) };
+      const { stoppedBy, timedOut } = life;
       const context = {
-        shown: live.reply.text,
+        shown: life.reply.text,
         stoppedBy,
         timedOut,
         runTimeoutMs: limits.runTimeoutMs,
       };
       return { ending: runEnding(run, context), run };
     } catch (error) {
-      if (this.left(live)) {
-        const why = this.closing.signal.aborted ? "for the next start" : "to its lease's holder";
-        logger.info({ turn: turn.id, run: live.runId }, `turn left ${why}`);
+      if (life.left) {
+        const shutdown = life.reason?.kind === "shutdown";
+        const why = shutdown ? "for the next start" : "to its lease's holder";
+        logger.info({ turn: turn.id, run: life.runId }, `turn left ${why}`);
         return undefined;
       }
-      const failure = live.unshown ?? error;
+      const failure = life.unshown ?? error;
       logger.warn({ turn: turn.id, err: errorSummary(failure) }, "turn ended with an error");
-      const message = live.timedOut
+      const message = life.timedOut
         ? timeoutMessage(limits.runTimeoutMs)
         : describeFailure(failure);
       const phase = { kind: "unreachable", message } as const;
-      return { ending: { phase, body: live.reply.text, outcome: "error" } };
+      return { ending: { phase, body: life.reply.text, outcome: "error" } };
     }
   }
 
   /**
    * Opens the reply while the steps go on: the service writes from the question on, and its
    * first words ride on the reply's first message whenever Slack lets it be made. When Slack
-   * will not show the reply at all, the turn's waits end and its run, if any, is stopped.
+   * will not show the reply at all, the turn stops (`unshown`).
    */
-  private open(turn: Turn, live: LiveTurn): Promise<void> {
-    return live.reply.open({ kind: turn.runId ? "working" : "starting" }).catch((error) => {
-      live.unshown ??= error ?? new Error("the reply could not be shown");
-      live.waits.abort();
-      const runId = live.runId;
-      if (runId) {
-        void this.callerOf(turn)
-          .then((caller) => this.stopOnce(live, runId, caller))
-          .catch((stopError: unknown) => {
-            this.deps.logger.warn(
-              { turn: turn.id, err: errorSummary(stopError) },
-              "could not stop the run of a reply Slack would not show",
-            );
-          });
-      }
+  private open(turn: Turn, life: TurnLife): Promise<void> {
+    return life.reply.open({ kind: turn.runId ? "working" : "starting" }).catch((error) => {
+      const unshown: StopReason = {
+        kind: "unshown",
+        error: error ?? new Error("the reply could not be shown"),
+      };
+      void this.stopQuietly(
+        life,
+        unshown,
+        "could not stop the run of a reply Slack would not show",
+      );
     });
   }
 
   /** The steps in order; undefined when the turn was stopped before a run existed. */
   private async advance(
     start: Turn,
-    live: LiveTurn,
+    life: TurnLife,
     context: StepContext,
   ): Promise<Run | undefined> {
     let turn = start;
     for (const step of [...this.steps, undefined]) {
-      if (live.unshown !== undefined && turn.runId === null) throw live.unshown;
-      if (live.stopped && turn.runId === null) return undefined;
+      await this.heedStopRequest(turn, life);
+      // Left (its lease lost, a shutdown): no further step; the catch in `work` lets it go.
+      life.leaving.throwIfAborted();
+      if (life.unshown !== undefined && turn.runId === null) throw life.unshown;
+      if (life.stopped && turn.runId === null) return undefined;
       if (!step) break;
       turn = await step(turn, context);
-      live.runId = turn.runId ?? undefined;
-      heedStopRequest(turn, live);
+      life.ran(turn.runId);
     }
-    // Stopped (or unshowable) while the start was on its way: the run exists, so it is stopped and followed.
-    if ((live.stopped || live.unshown !== undefined) && live.runId) {
-      await this.stopOnce(live, live.runId, await this.callerOf(turn));
-    }
+    // Stopped while the start was on its way: the run exists now, so it is stopped and followed.
+    if (life.stopped && life.runId) await this.stopRunOf(life, life.runId, turn);
     return this.follow(turn, context);
   }
 
-  private async context(turn: Turn, live: LiveTurn): Promise<StepContext> {
+  private async context(turn: Turn, life: TurnLife): Promise<StepContext> {
     const conversation = await this.deps.conversations.byId(turn.conversationId);
     if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
     const outage: OutageOptions = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
       clock: this.deps.clock,
-      // Waiting out an outage ends at once when the turn is stopped or the bot shuts down.
-      signal: AbortSignal.any([live.waits.signal, this.closing.signal, live.leaving.signal]),
+      // Waiting out an outage ends at once when the turn is stopped or left.
+      signal: life.waits,
       onRetry: (error, attempt) => {
         this.deps.logger.warn(
           { turn: turn.id, attempt, err: errorSummary(error) },
           "service not answering; retrying",
         );
-        live.reply.status({ kind: "retrying", note: STILL_TRYING });
+        life.reply.status({ kind: "retrying", note: STILL_TRYING });
       },
     };
-    return { live, conversation, outage, party: turn.user };
+    return { life, conversation, outage, party: turn.user };
   }
 
   /** Shows the ending, then records the turn finished, once (whether or not Slack took it). */
-  private async end(turn: Turn, live: LiveTurn, ending: Ending, run?: Run): Promise<void> {
+  private async end(turn: Turn, life: TurnLife, ending: Ending, run?: Run): Promise<void> {
     try {
-      await live.reply.finish(ending.phase, ending.body);
+      await life.reply.finish(ending.phase, ending.body);
     } catch (error) {
       // Slack would not take the ending: the turn is over all the same, and recorded so.
       this.deps.logger.error(
@@ -220,61 +211,49 @@ export class TurnRunner {
   }
 
   /**
-   * Stops `live`'s turn for `user`. A run that exists is stopped at the service (following
-   * then sees it end as `canceled`); a running turn without a run has its waits aborted; a
-   * turn waiting in its queue without a run ends as stopped at once, sending nothing.
+   * Stops `life`'s turn, whatever asked (StopReason): the one way a turn stops or is left.
+   * A leave (lease lost, shutdown) leaves it as stored, at once. Any other stop: a run that
+   * exists is stopped at the service, once however often asked (following then sees it end as
+   * `canceled`); a turn taken up without a run has its waits aborted and ends at its next
+   * step; a turn still waiting in its queue without a run ends at once, sending nothing.
+   * False when the service did not take the stop.
    */
-  async stop(live: LiveTurn, user: string): Promise<boolean> {
-    live.stoppedBy ??= user;
-    const stored = await this.deps.turns.byId(live.id);
-    const runId = live.runId ?? stored?.runId ?? undefined;
-    if (runId) {
-      const caller = stored ? await this.callerOf(stored) : { party: user };
-      return this.stopOnce(live, runId, caller);
-    }
-    // The stage as it is after the read: the runner may have taken the turn up meanwhile.
-    if (live.stage === "running") {
-      live.waits.abort();
-      return true;
-    }
-    if (live.stage === "waiting") {
-      // Ended in the same step as the stage was read, so the runner, reaching the turn later
-      // (or back from its own read of it), leaves it alone. Should `stored` be stale, the
-      // store refuses a second finish (no transition leaves `finished`).
-      live.stage = "ended";
-      if (stored && stored.state !== "finished") await this.end(stored, live, stoppedEnding(user));
+  async stop(life: TurnLife, reason: StopReason): Promise<boolean> {
+    if (!life.stop(reason)) return true;
+    const stored = await this.deps.turns.byId(life.id);
+    const runId = life.runId ?? stored?.runId ?? undefined;
+    if (runId) return this.stopRunOf(life, runId, stored);
+    // The stage as it is after the read: the runner may have taken the turn up meanwhile. A
+    // waiting one is ended in the same step as the stage is read, so the runner, reaching it
+    // later (or back from its own read of it), leaves it alone. Should `stored` be stale, the
+    // store refuses a second finish (no transition leaves `finished`).
+    if (life.stopWithoutRun() && stored && stored.state !== "finished") {
+      await this.end(stored, life, stoppedEnding(life.stoppedBy ?? stored.user));
     }
     return true;
   }
 
-  /**
-   * The bot is stopping: no new turn starts, waits and run-following end now, and every
-   * turn not finished by then stays in the store, as it is, for the next start.
-   */
-  shutdown(): void {
-    this.closing.abort();
+  /** `stop` for those who only log its failure (the time limit, a reply Slack will not show). */
+  private async stopQuietly(life: TurnLife, reason: StopReason, failed: string): Promise<void> {
+    try {
+      await this.stop(life, reason);
+    } catch (error) {
+      this.deps.logger.warn({ turn: life.id, err: errorSummary(error) }, failed);
+    }
   }
 
-  /**
-   * This process must stop working on `live`'s turn and leave it as stored (its
-   * conversation's lease is lost): as a shutdown does, for this turn alone.
-   */
-  leave(live: LiveTurn): void {
-    live.leaving.abort();
+  /** A stop asked through another replica (recorded on the turn) is heeded as one asked here. */
+  private async heedStopRequest(turn: Turn, life: TurnLife): Promise<void> {
+    const user = turn.stopRequestedBy;
+    if (user !== null && life.reason === undefined) await this.stop(life, { kind: "person", user });
   }
 
-  /** Whether the turn is to be left as stored: the bot is shutting down, or its lease is lost. */
-  private left(live: LiveTurn): boolean {
-    return this.closing.signal.aborted || live.leaving.signal.aborted;
-  }
-
-  /** Stops `live`'s run unless a stop of it is on its way or was taken (LiveTurn.stopping). */
-  private stopOnce(live: LiveTurn, runId: string, caller: Caller): Promise<boolean> {
-    live.stopping ??= this.stopRun(runId, caller).then((taken) => {
-      if (!taken) live.stopping = undefined;
-      return taken;
+  /** Stops the run at the service, once however often asked (TurnLife.stopRun). */
+  private stopRunOf(life: TurnLife, runId: string, turn: Turn | undefined): Promise<boolean> {
+    return life.stopRun(async () => {
+      const caller = turn ? await this.callerOf(turn) : { party: life.asker };
+      return this.stopRun(runId, caller);
     });
-    return live.stopping;
   }
 
   /** A turn's calls outside its steps (a stop): for its asker, as its thread's owner. */
@@ -292,9 +271,4 @@ export class TurnRunner {
       return false;
     }
   }
-}
-
-/** A stop asked from another replica (recorded on the turn) counts as one asked here. */
-function heedStopRequest(turn: Turn, live: LiveTurn): void {
-  if (turn.stopRequestedBy !== null) live.stoppedBy ??= turn.stopRequestedBy;
 }

@@ -1,12 +1,12 @@
 import type { Conversation } from "../../store/stores.js";
 import type { Turn } from "../../store/turn.js";
-import type { LiveTurn } from "../live-turn.js";
 import type { Caller } from "../ports.js";
 import type { OutageOptions } from "./outage.js";
+import type { TurnLife } from "./turn-life.js";
 
 /** What every step of a turn is given besides the turn's record. */
 export interface StepContext {
-  live: LiveTurn;
+  life: TurnLife;
   /** The turn's conversation, as of the last step that changed it. */
   conversation: Conversation;
   /** How the step's service calls ride out an outage (retries, the "keeps trying" note). */

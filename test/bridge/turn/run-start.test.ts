@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { RunStart, RunStartUnknown } from "../../../src/bridge/turn/run-start.js";
+import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import type { StepContext } from "../../../src/bridge/turn/turn-step.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { FakeServiceError } from "../../support/fake-service.js";
 import { stepSetup } from "../../support/step-setup.js";
+
+/** What a person's stop does to a turn being run whose run is not known (TurnRunner.stop). */
+function stopBeforeRun(life: TurnLife): void {
+  life.start(null);
+  life.stop({ kind: "person", user: "U1" });
+  life.stopWithoutRun();
+}
 
 async function setup() {
   const s = await stepSetup();
@@ -82,8 +90,7 @@ describe("RunStart", () => {
     const s = await setup();
     const t = await s.posted();
     const context = await s.context(t);
-    context.live.stoppedBy = "U1";
-    context.live.waits.abort();
+    stopBeforeRun(context.life);
     expect(await s.start.step(t, context)).toBe(t);
     expect(s.service.count("startRun")).toBe(0);
     expect(await s.state(t)).toBe("message_posted");
@@ -96,8 +103,7 @@ describe("RunStart", () => {
     const held = s.service.hold("startRun");
     const work = s.start.step(t, context);
     await held.entered;
-    context.live.stoppedBy = "U1";
-    context.live.waits.abort();
+    stopBeforeRun(context.life);
     held.release();
     expect(await work).toMatchObject({ state: "run_started", runId: "run-1" });
   });

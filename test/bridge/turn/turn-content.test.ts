@@ -12,7 +12,7 @@ import { memoryStores } from "../../../src/store/in-memory.js";
 import type { Conversation } from "../../../src/store/stores.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { systemClock } from "../../../src/time.js";
-import { FakeReplies, liveTurn } from "../../support/fake-replies.js";
+import { FakeReplies, turnLife } from "../../support/fake-replies.js";
 
 const quiet: BridgeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const THREAD = "1700000000.000000";
@@ -83,8 +83,8 @@ async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
   /** Runs the compose step on `t`; the text it fixed, and the turn as recorded. */
   const compose = async (t: Turn) => {
     const outage = { giveUpAfterMs: 0, clock: systemClock, onRetry: () => {} };
-    const live = liveTurn(new FakeReplies(), turns, t);
-    const context = { live, conversation: await fresh(), outage, party: t.user };
+    const life = turnLife(new FakeReplies(), turns, t);
+    const context = { life, conversation: await fresh(), outage, party: t.user };
     const composed = await content.step(t, context);
     return { text: composed.serviceContent ?? "", turn: composed };
   };

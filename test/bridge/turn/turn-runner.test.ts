@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
-import type { LiveTurn } from "../../../src/bridge/live-turn.js";
 import { START_UNCONFIRMED } from "../../../src/bridge/turn/turn-ending.js";
+import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { fakeCore } from "../../support/fake-core.js";
-import { liveTurn } from "../../support/fake-replies.js";
+import { turnLife } from "../../support/fake-replies.js";
 import { FakeServiceError, type ServiceCall } from "../../support/fake-service.js";
 import { ManualClock } from "../../support/manual-clock.js";
 
 const KEY = { team: "T1", channel: "C1", threadTs: "100.000001" };
+const BY_U1 = { kind: "person", user: "U1" } as const;
 
 async function setup() {
   const clock = new ManualClock();
@@ -29,10 +30,10 @@ async function setup() {
       content: text,
       notes: [],
     })) as Turn;
-  const live = async (t: Turn): Promise<LiveTurn> =>
-    liveTurn(replies, turns, (await turns.byId(t.id)) as Turn);
+  const live = async (t: Turn): Promise<TurnLife> =>
+    turnLife(replies, turns, (await turns.byId(t.id)) as Turn);
   /** Runs the turn to its end, moving the clock along whenever it waits. */
-  const finish = async (l: LiveTurn) => {
+  const finish = async (l: TurnLife) => {
     const done = runner.run(l);
     let ended = false;
     void done.finally(() => {
@@ -126,7 +127,7 @@ describe("the turn runner", () => {
     const held = s.service.hold(step);
     const done = s.runner.run(l);
     await held.entered;
-    expect(await s.runner.stop(l, "U1")).toBe(true);
+    expect(await s.runner.stop(l, BY_U1)).toBe(true);
     held.release();
     await done;
     expect(names(s.service.calls)).toEqual(expected);
@@ -147,7 +148,7 @@ describe("the turn runner", () => {
     const held = s.service.hold("startRun");
     const done = s.runner.run(l);
     await held.entered;
-    expect(await s.runner.stop(l, "U1")).toBe(true);
+    expect(await s.runner.stop(l, BY_U1)).toBe(true);
     expect(s.service.count("stopRun")).toBe(0);
     held.release();
     await done;
@@ -169,11 +170,111 @@ describe("the turn runner", () => {
     const l = await s.live(t);
     const done = s.runner.run(l);
     await s.clock.waitForTimers(1); // the run's time limit is armed: the run is being followed
-    await s.runner.stop(l, "U1");
+    await s.runner.stop(l, BY_U1);
     await done;
     expect(names(s.service.calls)).toContain("stopRun");
     expect(await s.turns.byId(t.id)).toMatchObject({ outcome: "stopped" });
     expect(s.replies.story(t.id).at(-1)).toBe("finish:stopped:The an");
+  });
+
+  it("sends one stop to the service however often the turn is stopped, the time limit too", async () => {
+    const s = await setup();
+    s.service.hang = true;
+    const t = await s.turn();
+    const l = await s.live(t);
+    const done = s.runner.run(l);
+    await s.clock.waitForTimers(1);
+    const held = s.service.hold("stopRun");
+    const presses = [s.runner.stop(l, BY_U1), s.runner.stop(l, BY_U1)];
+    await held.entered;
+    await s.clock.advance(60_000);
+    held.release();
+    expect(await Promise.all(presses)).toEqual([true, true]);
+    await done;
+    expect(s.service.count("stopRun")).toBe(1);
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({
+      kind: "unreachable",
+      message: "The assistant did not finish within 1 minute, so the run was stopped.",
+    });
+  });
+
+  it("heeds a stop asked through another replica before any step", async () => {
+    const s = await setup();
+    const t = await s.turn();
+    await s.turns.requestStop(t.id, "U1");
+    const done = await s.finish(await s.live(t));
+    expect(s.service.calls).toEqual([]);
+    expect(done).toMatchObject({ state: "finished", outcome: "stopped" });
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
+  });
+
+  describe("an uninstall", () => {
+    const gone = { kind: "uninstalled", error: new Error("app_uninstalled") } as const;
+
+    it("stops a followed run at the service and ends the turn in an error", async () => {
+      const s = await setup();
+      s.service.hang = true;
+      const t = await s.turn();
+      const l = await s.live(t);
+      const done = s.runner.run(l);
+      await s.clock.waitForTimers(1);
+      expect(await s.runner.stop(l, gone)).toBe(true);
+      await done;
+      expect(s.service.count("stopRun")).toBe(1);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    });
+
+    it("ends a turn still in its queue as stopped, sending nothing", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      await s.runner.stop(l, gone);
+      await s.runner.run(l);
+      expect(s.service.calls).toEqual([]);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
+    });
+  });
+
+  describe("left as stored", () => {
+    it("takes no further step when its lease is lost, and writes no ending", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      const held = s.service.hold("openThread");
+      const done = s.runner.run(l);
+      await held.entered;
+      expect(await s.runner.stop(l, { kind: "lease_lost" })).toBe(true);
+      held.release();
+      await done;
+      expect(names(s.service.calls)).toEqual(["openThread"]);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "received", outcome: null });
+      expect(s.replies.story(t.id).filter((line) => line.startsWith("finish"))).toEqual([]);
+    });
+
+    it("stops following at a shutdown, leaving the run going for the next start", async () => {
+      const s = await setup();
+      s.service.hang = true;
+      const t = await s.turn();
+      const l = await s.live(t);
+      const done = s.runner.run(l);
+      await s.clock.waitForTimers(1);
+      await s.runner.stop(l, { kind: "shutdown" });
+      await done;
+      expect(s.service.count("stopRun")).toBe(0);
+      expect(await s.turns.byId(t.id)).toMatchObject({ state: "run_started", outcome: null });
+      expect(l.stage).toBe("ended");
+    });
+
+    it("is never taken up when left while waiting in its queue", async () => {
+      const s = await setup();
+      const t = await s.turn();
+      const l = await s.live(t);
+      await s.runner.stop(l, { kind: "shutdown" });
+      await s.runner.run(l);
+      expect(s.service.calls).toEqual([]);
+      expect(s.replies.story(t.id)).toEqual([]);
+      expect((await s.turns.byId(t.id))?.state).toBe("received");
+    });
   });
 
   it("starts the run while the reply's first message waits for Slack", async () => {
@@ -226,7 +327,7 @@ describe("the turn runner", () => {
     const s = await setup();
     const t = await s.turn();
     const l = await s.live(t);
-    await s.runner.stop(l, "U1");
+    await s.runner.stop(l, BY_U1);
     await s.runner.run(l);
     expect(s.service.calls).toEqual([]);
     expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
