@@ -106,6 +106,8 @@ export class TurnRunner {
       if (refused) return { ending: refused };
       const run = await this.advance(turn, life, await this.context(turn, life));
       await opened;
+      // Left while its reply was opening (the lease lost): the new holder shows the ending.
+      life.leaving.throwIfAborted();
       if (life.unshown !== undefined) throw life.unshown;
       if (!run) return { ending: stoppedEnding(life.stoppedBy) };
       const { stoppedBy, timedOut } = life;
