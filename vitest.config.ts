@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowFirst from "./test/support/slow-first.js";
 
 /**
  * Tests that run whole bots: the bot wired as it runs (Bolt's receivers, signed requests, a
@@ -29,6 +30,8 @@ export default defineConfig({
     // Once for the whole run (the tiers do not extend it, so it does not run again for each).
     // PostgreSQL first: its throwaway server must not live in the guard's private temp folder.
     globalSetup: ["test/support/postgres.ts", "test/temp-folder-guard.ts"],
+    // The files that wait longest on real time first, on a fresh clone too.
+    sequence: { sequencer: SlowFirst },
     // Two tiers, both in `npm test`, one after the other: the parts on their own (stores, the
     // core, strategies on an injected clock; seconds), then whole bots, which then have the
     // machine to themselves. `npx vitest run --project in-process` runs the first alone.
@@ -42,6 +45,10 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
           // CPU-bound: one worker a core.
           maxWorkers: 2,
+          // Each worker loads the modules once for all its files, not once per file: the
+          // tier's imports went from about 50 s to 16 s (its whole run from 98 to 53 s). Its
+          // tests keep no state between files (each closes what it opened, restores its spies).
+          isolate: false,
         },
       },
       {
