@@ -45,8 +45,6 @@ async function closeServices(): Promise<void> {
   await sim.close();
 }
 
-beforeEach(() => freshServices());
-
 /**
  * A new simulator and fake Slack (the ones before closed): a second run starts from nothing.
  * `queueDelayMs`: how long each run waits in the service's queue before it writes.
@@ -62,10 +60,18 @@ export async function freshServices(queueDelayMs = 10): Promise<void> {
   slack = await startFakeSlack({ limits: SLACK_LIMITS, postBurst: 5 });
 }
 
-afterEach(async () => {
-  for (const replica of replicas.splice(0)) await replica.kill("SIGKILL");
-  await closeServices();
-});
+/**
+ * Fresh services for each test of the file that calls it (at its top level), and every
+ * replica killed after. Called by each file: with the module loaded once per worker, hooks
+ * registered here at import would serve only the first file to import it.
+ */
+export function clusterPerTest(): void {
+  beforeEach(() => freshServices());
+  afterEach(async () => {
+    for (const replica of replicas.splice(0)) await replica.kill("SIGKILL");
+    await closeServices();
+  });
+}
 
 export async function launch(
   databaseUrl: string,

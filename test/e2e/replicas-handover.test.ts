@@ -8,7 +8,17 @@ import { appMention, eventEnvelope, messageEvent, nextTs } from "../../tools/sla
 import { hasStopButton } from "../support/bridge-harness.js";
 import type { ChildBot } from "../support/child-bot.js";
 import { testDatabase } from "../support/postgres.js";
-import { deliver, explain, freshServices, launch, sim, slack } from "./replica-cluster.js";
+import {
+  clusterPerTest,
+  deliver,
+  explain,
+  freshServices,
+  launch,
+  sim,
+  slack,
+} from "./replica-cluster.js";
+
+clusterPerTest();
 
 describe("two replicas on one PostgreSQL database", () => {
   it("hands a stopping replica's answer to another at once, not when its lease expires", async () => {

@@ -11,6 +11,7 @@ import {
   askAll,
   CHANNELS,
   callCounts,
+  clusterPerTest,
   explain,
   freshServices,
   launch,
@@ -19,6 +20,8 @@ import {
   slack,
   THREADS,
 } from "./replica-cluster.js";
+
+clusterPerTest();
 
 describe("three replicas on one PostgreSQL database", () => {
   it("answers 100 questions over 20 threads once each, in order, with one replica killed, making the calls one replica makes", async () => {

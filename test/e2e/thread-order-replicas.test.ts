@@ -10,7 +10,17 @@ import { appMention, eventEnvelope, messageEvent, nextTs } from "../../tools/sla
 import { hasStopButton } from "../support/bridge-harness.js";
 import type { ChildBot } from "../support/child-bot.js";
 import { testDatabase } from "../support/postgres.js";
-import { deliver, explain, freshServices, launch, sim, slack } from "./replica-cluster.js";
+import {
+  clusterPerTest,
+  deliver,
+  explain,
+  freshServices,
+  launch,
+  sim,
+  slack,
+} from "./replica-cluster.js";
+
+clusterPerTest();
 
 const CHANNEL = "C0REPL0";
 const USER = "U0ORDER";

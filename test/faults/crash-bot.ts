@@ -1,7 +1,7 @@
 /**
  * One bot in a child process over a fresh simulator and fake Slack, killed and started again
- * on its SQLite file, for the crash tests (crash-recovery*.test.ts). Each test file that
- * imports it gets its own.
+ * on its SQLite file, for the crash tests (crash-recovery*.test.ts), whose files call
+ * crashBotPerTest.
  */
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
@@ -25,18 +25,26 @@ export let databasePath: string;
 const children: ChildBot[] = [];
 const proxies: FaultProxy[] = [];
 
-beforeEach(async () => {
-  sim = await startSimulator({ queueDelayMs: 10, answer: { tokensPerSecond: 60 } });
-  slack = await startFakeSlack();
-  databasePath = join(tempFolder("faults-crash-"), "bridge.db");
-});
+/**
+ * A fresh simulator, fake Slack and database file for each test of the file that calls it
+ * (at its top level), and every child bot and proxy killed after. Called by each file: with
+ * the module loaded once per worker, hooks registered here at import would serve only the
+ * first file to import it.
+ */
+export function crashBotPerTest(): void {
+  beforeEach(async () => {
+    sim = await startSimulator({ queueDelayMs: 10, answer: { tokensPerSecond: 60 } });
+    slack = await startFakeSlack();
+    databasePath = join(tempFolder("faults-crash-"), "bridge.db");
+  });
 
-afterEach(async () => {
-  for (const child of children.splice(0)) await child.kill("SIGKILL");
-  for (const proxy of proxies.splice(0)) await proxy.close();
-  await slack.close();
-  await sim.close();
-});
+  afterEach(async () => {
+    for (const child of children.splice(0)) await child.kill("SIGKILL");
+    for (const proxy of proxies.splice(0)) await proxy.close();
+    await slack.close();
+    await sim.close();
+  });
+}
 
 export async function launch(
   urls: { slack?: string; service?: string } = {},

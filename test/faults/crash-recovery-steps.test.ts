@@ -4,6 +4,7 @@ import { START_UNCONFIRMED } from "../../src/bridge/turn/turn-ending.js";
 import { mentionChild } from "../support/child-bot.js";
 import {
   CHANNEL,
+  crashBotPerTest,
   launch,
   proxy,
   runFollowed,
@@ -15,6 +16,8 @@ import {
   slack,
   USER,
 } from "./crash-bot.js";
+
+crashBotPerTest();
 
 describe("the bot killed between a turn's steps and started again", () => {
   it("never starts a second run after dying between the run start and recording its id", async () => {

@@ -4,6 +4,7 @@ import { mentionChild } from "../support/child-bot.js";
 import {
   ANSWER,
   CHANNEL,
+  crashBotPerTest,
   launch,
   posts,
   proxy,
@@ -14,6 +15,8 @@ import {
   slack,
   USER,
 } from "./crash-bot.js";
+
+crashBotPerTest();
 
 describe("the bot killed and started again", () => {
   it("finishes an answer cut by SIGKILL with the complete text, one message and one run", async () => {

@@ -229,5 +229,4 @@ describe("shared budgets in PostgreSQL", () => {
     expect(await readyAt(bucket, T0 + 3_000)).toBe(T0 + 4_000);
     expect(errors).toHaveLength(1);
   });
-
 });
