@@ -2,16 +2,17 @@ import type { Allowance, QueuePlace } from "../allowance.js";
 import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../gcra.js";
 import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
-import { fresh } from "./earliest.js";
+import { LastReading } from "./earliest.js";
 import { PAUSED, PAUSED_UNTIL, pause } from "./pauses.js";
 import { firstInLine, queueUp, waiterParams, withdrawWaiter } from "./waiters.js";
 
 /** What the table says of one bucket at an instant. */
 interface Seen {
-  now: number;
   arrival: number;
   pausedUntil: number;
 }
+
+const UNREAD: Seen = { arrival: FULL, pausedUntil: Number.NEGATIVE_INFINITY };
 
 /** What a take's statement answers. */
 interface TakeRow {
@@ -44,8 +45,7 @@ const WAITER_GRACE_MS = 1_000;
  * (earliest.ts) is read again in the background.
  */
 export class PostgresBucket implements Allowance {
-  private seen: Seen | undefined;
-  private reading: Promise<void> | undefined;
+  private readonly seen: LastReading<Seen>;
   private readonly takes: TakesAhead<true>;
   /** This replica's row in `budget_waiters` ranks a call (it may hold others back). */
   private waiting = false;
@@ -59,6 +59,15 @@ export class PostgresBucket implements Allowance {
     changed: () => void = () => undefined,
   ) {
     this.takes = new TakesAhead(budgets, changed);
+    this.seen = new LastReading(
+      budgets,
+      () => this.read(),
+      UNREAD,
+      (seen, now) =>
+        this.takes.learnt(
+          Math.max(gcraReadyAt(seen.arrival, now, 0, this.rules), seen.pausedUntil),
+        ),
+    );
   }
 
   readyAt(now: number, ahead = 0): number {
@@ -67,7 +76,7 @@ export class PostgresBucket implements Allowance {
       const known = this.takes.knownAt(now);
       if (known !== undefined) return known;
     }
-    const seen = this.read(now);
+    const seen = this.seen.at(now);
     return Math.max(gcraReadyAt(seen.arrival, now, ahead, this.rules), seen.pausedUntil);
   }
 
@@ -92,14 +101,14 @@ export class PostgresBucket implements Allowance {
   }
 
   pauseUntil(until: number): void {
-    this.seen = undefined;
+    this.seen.forget();
     this.takes.pause(until);
     pause(this.budgets, this.key, until);
   }
 
   /** Once what was asked of the database (a take, a reading) has landed. */
   async settled(): Promise<void> {
-    await Promise.all([this.takes.settled(), this.reading]);
+    await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
   /**
@@ -135,40 +144,27 @@ export class PostgresBucket implements Allowance {
     this.waiting = place !== undefined && (taken ? place.next : place.rank) < Infinity;
     if (taken) {
       // Taken: no pause holds at `now`, and the next take can go no earlier than this.
-      this.seen = { now, arrival: row.taken as number, pausedUntil: Number.NEGATIVE_INFINITY };
+      this.seen.set(now, { arrival: row.taken as number, pausedUntil: Number.NEGATIVE_INFINITY });
       return { taken: true, nextAt: gcraReadyAt(row.taken as number, now, 0, this.rules) };
     }
-    this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
+    const arrival = row.arrival ?? FULL;
+    this.seen.set(now, { arrival, pausedUntil: row.paused_until });
     // Behind another replica's call: that one takes the token there is, this one the next.
     // With no token now, this one asks again when it comes: the other's call may be gone by
     // then (a replica's row lasts a while after its last call).
-    const tokenNow = gcraReadyAt(this.seen.arrival, now, 0, this.rules) <= now;
+    const tokenNow = gcraReadyAt(arrival, now, 0, this.rules) <= now;
     const ahead = row.behind && tokenNow ? 1 : 0;
-    const nextAt = gcraReadyAt(this.seen.arrival, now, ahead, this.rules);
+    const nextAt = gcraReadyAt(arrival, now, ahead, this.rules);
     return { taken: undefined, nextAt: Math.max(nextAt, row.paused_until) };
   }
 
-  /** What the table last said; read again in the background when older than SEEN_MS. */
-  private read(now: number): Seen {
-    const seen = this.seen ?? { now, arrival: FULL, pausedUntil: Number.NEGATIVE_INFINITY };
-    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
-    if (this.reading || this.budgets.down(now)) return seen;
-    this.reading = this.budgets
-      .attempt(now, () =>
-        this.budgets.first<{ arrival: number | null; paused_until: number }>(
-          `SELECT (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
-                  ${PAUSED_UNTIL} AS paused_until`,
-          [this.key],
-        ),
-      )
-      .then((row) => {
-        this.reading = undefined;
-        if (!row) return;
-        this.seen = { now, arrival: row.arrival ?? FULL, pausedUntil: row.paused_until };
-        this.takes.learnt(
-          Math.max(gcraReadyAt(this.seen.arrival, now, 0, this.rules), row.paused_until),
-        );
-      });
-    return seen;
+  /** The bucket's row as it stands. */
+  private async read(): Promise<Seen> {
+    const row = await this.budgets.first<{ arrival: number | null; paused_until: number }>(
+      `SELECT (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
+              ${PAUSED_UNTIL} AS paused_until`,
+      [this.key],
+    );
+    return { arrival: row?.arrival ?? FULL, pausedUntil: row?.paused_until ?? FULL };
   }
 }

@@ -1,3 +1,5 @@
+import type { BudgetDb } from "./budget-db.js";
+
 /**
  * The earliest instant a shared budget may allow its next take, as this replica last learnt it
  * from the database. Other replicas' takes and 429 pauses only ever move that instant later,
@@ -30,4 +32,54 @@ const SEEN_MS = 25;
 /** Whether a reading made at `readAt` still answers at `now`. */
 export function fresh(readAt: number, now: number): boolean {
   return now >= readAt && now - readAt < SEEN_MS;
+}
+
+/**
+ * What a shared budget last read of its rows: answered for SEEN_MS, then read again in the
+ * background (the caller gets the older reading meanwhile: the take decides anyway).
+ */
+export class LastReading<T> {
+  private seen: { now: number; value: T } | undefined;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly budgets: BudgetDb,
+    private readonly read: (now: number) => Promise<T>,
+    /** What is answered before anything was read. */
+    private readonly empty: T,
+    /** A reading landed (what it teaches of the earliest next take, say). */
+    private readonly landed: (value: T, now: number) => void = () => undefined,
+  ) {}
+
+  /** The last reading, or `empty`; asked again in the background when older than SEEN_MS. */
+  at(now: number): T {
+    const seen = this.seen;
+    if (seen && fresh(seen.now, now)) return seen.value;
+    if (!this.reading && !this.budgets.down(now)) {
+      this.reading = this.budgets
+        .attempt(now, () => this.read(now))
+        .then((value) => {
+          this.reading = undefined;
+          if (value === undefined) return;
+          this.seen = { now, value };
+          this.landed(value, now);
+        });
+    }
+    return seen?.value ?? this.empty;
+  }
+
+  /** What a statement read at `now` (a take's answer). */
+  set(now: number, value: T): void {
+    this.seen = { now, value };
+  }
+
+  /** What was read no longer holds (this process changed the rows): the next look reads again. */
+  forget(): void {
+    this.seen = undefined;
+  }
+
+  /** Once the reading on its way (if any) has landed. */
+  async settled(): Promise<void> {
+    await this.reading;
+  }
 }

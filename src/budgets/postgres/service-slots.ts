@@ -1,9 +1,9 @@
 import type { SlotRules, SlotView, SlotWindow } from "../service/slot-window.js";
 import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
-import { fresh } from "./earliest.js";
+import { LastReading } from "./earliest.js";
 import { pause } from "./pauses.js";
-import type { SlotRows, SlotTable } from "./slots.js";
+import { NO_SLOTS, type SlotRows, type SlotTable } from "./slots.js";
 
 export interface SharedSlotOptions {
   /**
@@ -19,8 +19,6 @@ export interface SharedSlotOptions {
   lookAgainMs?: number;
 }
 
-const NONE: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFINITY };
-
 /**
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
@@ -33,8 +31,7 @@ const NONE: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFI
 export class PostgresSlotWindow implements SlotWindow {
   /** The slots this process holds, to tell them from those held elsewhere. */
   private readonly mine = new Set<number>();
-  private seen: { now: number; rows: SlotRows } | undefined;
-  private reading: Promise<void> | undefined;
+  private readonly seen: LastReading<SlotRows>;
   private readonly takes: TakesAhead<number>;
   private readonly leaseMs: number;
   private readonly lookAgainMs: number;
@@ -58,13 +55,14 @@ export class PostgresSlotWindow implements SlotWindow {
       // Never given to a ticket: it frees at once.
       (id) => this.slots.release(id, 0),
     );
+    this.seen = new LastReading(budgets, (now) => slots.read(key, now), NO_SLOTS);
   }
 
   occupy(now: number): number | undefined {
     const id = this.takes.spend(now);
     if (id !== undefined) {
       this.mine.add(id);
-      this.seen = undefined;
+      this.seen.forget();
       return id;
     }
     this.takes.ask(now, () => this.take(now));
@@ -73,19 +71,19 @@ export class PostgresSlotWindow implements SlotWindow {
 
   release(id: number, now: number): void {
     if (!this.mine.delete(id)) return;
-    this.seen = undefined;
+    this.seen.forget();
     // Not waited for; lost (an outage), the slot counts until its lease ends.
     this.slots.release(id, now + this.rules.holdMs);
   }
 
   pauseUntil(until: number): void {
-    this.seen = undefined;
+    this.seen.forget();
     this.takes.pause(until);
     pause(this.budgets, this.key, until);
   }
 
   view(now: number): SlotView {
-    const rows = this.read(now);
+    const rows = this.seen.at(now);
     const elsewhere = rows.held.some((id) => !this.mine.has(id));
     // Nothing is taken before the take on its way lands, or what a refusal or an outage taught.
     const known = this.takes.knownAt(now) ?? Number.NEGATIVE_INFINITY;
@@ -100,7 +98,7 @@ export class PostgresSlotWindow implements SlotWindow {
 
   /** Once what was asked of the database (a take, a reading) has landed. */
   async settled(): Promise<void> {
-    await Promise.all([this.takes.settled(), this.reading]);
+    await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
   /** A held slot, and on a refusal the slots that say when to ask again. */
@@ -110,23 +108,9 @@ export class PostgresSlotWindow implements SlotWindow {
     const id = await this.slots.occupy(this.key, now, { limit, untilAt, held: true });
     if (id !== undefined) return { taken: id, nextAt: now };
     const rows = await this.slots.read(this.key, now);
-    this.seen = { now, rows };
+    this.seen.set(now, rows);
     // Another replica's release is not told here: look again after lookAgainMs at most.
     const frees = Math.min(rows.freeAt[0] ?? Number.POSITIVE_INFINITY, now + this.lookAgainMs);
     return { taken: undefined, nextAt: Math.max(frees, rows.pausedUntil) };
-  }
-
-  /** The slots as last read; read again in the background when older than SEEN_MS. */
-  private read(now: number): SlotRows {
-    const seen = this.seen?.rows ?? NONE;
-    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
-    if (this.reading || this.budgets.down(now)) return seen;
-    this.reading = this.budgets
-      .attempt(now, () => this.slots.read(this.key, now))
-      .then((rows) => {
-        this.reading = undefined;
-        if (rows) this.seen = { now, rows };
-      });
-    return seen;
   }
 }

@@ -13,6 +13,9 @@ export interface SlotRows {
   pausedUntil: number;
 }
 
+/** A key of which nothing was read yet. */
+export const NO_SLOTS: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFINITY };
+
 /**
  * The `budget_slots` table: per key, the slots that count at an instant, each until
  * `until_at`. A sliding window's take is a slot counting for a window; a service request's

@@ -2,9 +2,9 @@ import type { Allowance } from "../allowance.js";
 import { type WindowRules, windowReadyAt } from "../window.js";
 import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
-import { fresh } from "./earliest.js";
+import { LastReading } from "./earliest.js";
 import { pause } from "./pauses.js";
-import type { SlotRows, SlotTable } from "./slots.js";
+import { NO_SLOTS, type SlotRows, type SlotTable } from "./slots.js";
 
 /**
  * A sliding window (budgets/window.ts) that replicas share: each take is a slot of
@@ -14,8 +14,7 @@ import type { SlotRows, SlotTable } from "./slots.js";
  * read, read again in the background when older than SEEN_MS (earliest.ts).
  */
 export class PostgresWindow implements Allowance {
-  private seen: { now: number; rows: SlotRows } | undefined;
-  private reading: Promise<void> | undefined;
+  private readonly seen: LastReading<SlotRows>;
   private readonly takes: TakesAhead<number>;
 
   constructor(
@@ -28,6 +27,12 @@ export class PostgresWindow implements Allowance {
     changed: () => void = () => undefined,
   ) {
     this.takes = new TakesAhead(budgets, changed);
+    this.seen = new LastReading(
+      budgets,
+      (now) => this.slots.read(this.key, now),
+      NO_SLOTS,
+      (rows, now) => this.takes.learnt(this.estimate(rows, now, 0)),
+    );
   }
 
   readyAt(now: number, ahead = 0): number {
@@ -36,7 +41,7 @@ export class PostgresWindow implements Allowance {
       const known = this.takes.knownAt(now);
       if (known !== undefined) return known;
     }
-    return this.estimate(this.read(now), now, ahead);
+    return this.estimate(this.seen.at(now), now, ahead);
   }
 
   tryTake(now: number): boolean {
@@ -51,20 +56,20 @@ export class PostgresWindow implements Allowance {
   }
 
   pauseUntil(until: number): void {
-    this.seen = undefined;
+    this.seen.forget();
     this.takes.pause(until);
     pause(this.budgets, this.key, until);
   }
 
   /** Once what was asked of the database (a take, a reading) has landed. */
   async settled(): Promise<void> {
-    await Promise.all([this.takes.settled(), this.reading]);
+    await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
   /** A take, and on a refusal the slots that say when the next may be. */
   private async take(now: number): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
-    this.seen = undefined;
+    this.seen.forget();
     const slot = await this.slots.occupy(this.key, now, {
       limit,
       untilAt: now + windowMs,
@@ -72,7 +77,7 @@ export class PostgresWindow implements Allowance {
     });
     if (slot !== undefined) return { taken: slot, nextAt: now };
     const rows = await this.slots.read(this.key, now);
-    this.seen = { now, rows };
+    this.seen.set(now, rows);
     return { taken: undefined, nextAt: this.estimate(rows, now, 0) };
   }
 
@@ -82,21 +87,5 @@ export class PostgresWindow implements Allowance {
       .filter((until) => until > now)
       .map((until) => until - this.rules.windowMs);
     return Math.max(windowReadyAt(takes, now, ahead, this.rules), rows.pausedUntil);
-  }
-
-  /** The key's slots as last read; read again in the background when older than SEEN_MS. */
-  private read(now: number): SlotRows {
-    const seen = this.seen?.rows ?? { freeAt: [], held: [], pausedUntil: Number.NEGATIVE_INFINITY };
-    if (this.seen !== undefined && fresh(this.seen.now, now)) return seen;
-    if (this.reading || this.budgets.down(now)) return seen;
-    this.reading = this.budgets
-      .attempt(now, () => this.slots.read(this.key, now))
-      .then((rows) => {
-        this.reading = undefined;
-        if (!rows) return;
-        this.seen = { now, rows };
-        this.takes.learnt(this.estimate(rows, now, 0));
-      });
-    return seen;
   }
 }
