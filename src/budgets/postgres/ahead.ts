@@ -67,7 +67,10 @@ export class TakesAhead<T> {
       this.askedAt = Number.POSITIVE_INFINITY;
       if (answer?.taken !== undefined) this.hand = { value: answer.taken, at: now };
       else this.budgets.refused();
-      if (answer) this.earliest.learnt(answer.nextAt);
+      // A refusal is not asked again in the same ms: behind another replica's call, the token
+      // there is goes to that call first, and asking again at once would only spin.
+      const floor = answer?.taken === undefined ? now + 1 : now;
+      if (answer) this.earliest.learnt(Math.max(answer.nextAt, floor));
       this.changed();
     });
     this.asking = asked;
