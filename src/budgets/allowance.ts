@@ -17,6 +17,13 @@ export interface Allowance {
    */
   tryTake(now: number, place?: QueuePlace): boolean;
   /**
+   * Takes one at `now` and says whether it did, asking the database itself when the allowance
+   * is kept there (a round trip, awaited): for a choice that can wait for it, where a take
+   * made ahead would come too late (which way an answer is shown). One in memory needs none:
+   * tryTake answers.
+   */
+  takeNow?(now: number): Promise<boolean>;
+  /**
    * A call waits for this allowance, and others before it: one kept in a database asks for a
    * take ahead (budgets/postgres/ahead.ts), so that readyAt says now once it has one and
    * tryTake answers from it. One in memory needs none.

@@ -13,6 +13,9 @@ import { errorText } from "./slack.js";
  */
 const BUDGET_CALL_TIMEOUT_MS = 1_000;
 
+/** After a budget statement failed, the database is asked again this much later, ms. */
+const STALLED_RETRY_MS = 3_000;
+
 export interface ReplicaBudgets {
   allowances: Allowances;
   slotWindows: SlotWindows;
@@ -46,7 +49,14 @@ export function replicaBudgets(
         string,
         unknown
       >[],
-    { holder, onError: unreachable, onRefused: () => metrics.sharedBudgetWaits.inc() },
+    {
+      holder,
+      onError: unreachable,
+      onRefused: () => metrics.sharedBudgetWaits.inc(),
+      // A statement failed: each replica goes by its own copy of Slack's budgets this long
+      // before it asks the database again (budgets/postgres/ahead.ts: stalled).
+      retryMs: STALLED_RETRY_MS,
+    },
   );
   return {
     allowances: shared.allowances,

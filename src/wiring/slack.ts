@@ -13,7 +13,7 @@ import { NoteGate } from "../slack/calls/note-gate.js";
 import { Pacer } from "../slack/calls/pacer.js";
 import { PostGate } from "../slack/calls/post-gate.js";
 import { CallScheduler } from "../slack/calls/scheduler.js";
-import { StreamGate } from "../slack/calls/stream-gate.js";
+import { START, StreamGate } from "../slack/calls/stream-gate.js";
 import type { Workspaces } from "../slack/installations/installation.js";
 import { SlackThreadHistory } from "../slack/receiving/thread-history.js";
 import type { ReplyPayload } from "../slack/render/reply-blocks.js";
@@ -126,7 +126,16 @@ export function wireSlack(
     edits,
     native,
     budgets: scheduler,
-    starts: { perMinute: streaming.startsPerMinute, clock },
+    starts: {
+      perMinute: streaming.startsPerMinute,
+      clock,
+      // Kept where the scheduler keeps the workspaces' budgets: shared by replicas.
+      window: (team) =>
+        scheduler.allowance(
+          { team, method: START, lane: "chosen" },
+          { perMinute: streaming.startsPerMinute, burst: 1, window: true },
+        ),
+    },
     onChosen: (_target, way) => metrics.replies.inc({ way }),
   });
   // Whichever way an answer is shown, Slack's status line and agent session follow it.

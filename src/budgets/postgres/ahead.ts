@@ -23,13 +23,6 @@ export const IN_HAND_MS = 2_000;
 const ASKING_MS = 250;
 
 /**
- * A take on its way this long, or a statement failed less than `retryMs` ago: the database is
- * not answering, ms. The budget's spender then goes by this replica's own copy of it
- * (`stalled`), so that answers being written keep showing text through a database's stall.
- */
-const STALLED_MS = 250;
-
-/**
  * The takes of one budget kept in PostgreSQL, made one round trip ahead of the call that
  * spends them. Whoever spends the budget (the Slack call scheduler, the service budget's lane)
  * asks synchronously, on every wake; a statement cannot be waited for there without holding
@@ -41,7 +34,6 @@ const STALLED_MS = 250;
 export class TakesAhead<T> {
   private hand: { value: T; at: number } | undefined;
   private asking: Promise<void> | undefined;
-  private askedAt = Number.POSITIVE_INFINITY;
   private readonly earliest = new EarliestTake();
 
   constructor(
@@ -61,10 +53,8 @@ export class TakesAhead<T> {
   /** Asks the database for a take, unless one is in hand or on its way, or none can be had yet. */
   ask(now: number, statement: () => Promise<TakeAnswer<T>>): void {
     if (this.asking || this.held(now) || this.knownAt(now) !== undefined) return;
-    this.askedAt = now;
     const asked = this.budgets.attempt(now, statement).then((answer) => {
       this.asking = undefined;
-      this.askedAt = Number.POSITIVE_INFINITY;
       if (answer?.taken !== undefined) this.hand = { value: answer.taken, at: now };
       else this.budgets.refused();
       // A refusal is not asked again in the same ms: behind another replica's call, the token
@@ -89,13 +79,13 @@ export class TakesAhead<T> {
   }
 
   /**
-   * Whether the database is not answering at `now`: a statement failed less than `retryMs`
-   * ago, or the take asked is on its way for longer than STALLED_MS. A take in hand is spent
-   * first. (A slow answer of one budget does not make the others stalled: each asks its own.)
+   * Whether the database is not answering at `now`: a statement failed (its time limit
+   * passed, the server refused) less than `retryMs` ago. A take in hand is spent first. A take
+   * that is only slow is waited for: going by this replica's own copy then would let replicas
+   * together spend more than the budget whenever the database is busy.
    */
   stalled(now: number): boolean {
-    if (this.held(now)) return false;
-    return this.budgets.down(now) || now - this.askedAt >= STALLED_MS;
+    return !this.held(now) && this.budgets.down(now);
   }
 
   /** What the database taught of the earliest next take (a reading, a 429). */

@@ -51,6 +51,16 @@ export class PostgresWindow implements Allowance {
     return false;
   }
 
+  async takeNow(now: number): Promise<boolean> {
+    if (this.takes.spend(now) !== undefined) return true;
+    if (this.takes.stalled(now)) return this.alone.tryTake(now);
+    const answer = await this.budgets.attempt(now, () => this.take(now));
+    // The database failed meanwhile: this replica's own copy decides.
+    if (answer === undefined) return this.alone.tryTake(now);
+    if (answer.taken === undefined) this.takes.learnt(answer.nextAt);
+    return answer.taken !== undefined;
+  }
+
   ask(now: number): void {
     this.takes.ask(now, () => this.take(now));
   }

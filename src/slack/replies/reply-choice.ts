@@ -5,6 +5,7 @@ import type {
   ReplyTarget,
   ReplyView,
 } from "../../bridge/ports.js";
+import type { Allowance } from "../../budgets/allowance.js";
 import { SlidingWindow } from "../../budgets/sliding-window.js";
 import { SLACK_MINUTE_MS } from "../../budgets/window.js";
 import type { Clock } from "../../time.js";
@@ -28,9 +29,11 @@ export interface ReplyChoiceOptions {
    * The streams the stream gate may start in any minute (SLACK_STREAM_STARTS_PER_MINUTE), and
    * the clock to count them by: a stream is counted when it is chosen, since its start may wait
    * a moment for the first words and spend the budget only then. Without them, only the
-   * budgets are read.
+   * budgets are read. `window`: where a workspace's choices are counted; default this
+   * process's memory. Replicas count them where they share their budgets, so that together
+   * they choose no more streams than the minute starts.
    */
-  starts?: { perMinute: number; clock: Clock };
+  starts?: { perMinute: number; clock: Clock; window?: (team: string) => Allowance };
   /**
    * Longest wait for `chat.startStream` (and `chat.stopStream`) budget that still streams,
    * ms; default 1_000: past it the placeholder would not appear at once.
@@ -55,7 +58,7 @@ export class ReplyChoice implements ReplyStrategy {
   /** Workspaces, and channels (`team/channel`), where Slack refused to stream. */
   private readonly refused = new Set<string>();
   /** Per workspace, the streams chosen within the last minute. */
-  private readonly chosen = new Map<string, SlidingWindow>();
+  private readonly chosen = new Map<string, Allowance>();
 
   constructor(private readonly options: ReplyChoiceOptions) {}
 
@@ -73,13 +76,14 @@ export class ReplyChoice implements ReplyStrategy {
   async choose(target: ReplyTarget, recorder: ReplyRecorder, view: ReplyView | undefined) {
     const { native, edits } = this.options;
     const resumed = target.parts.length > 0 || (target.postsAttempted ?? 0) > 0;
-    const way: Way = native && view && !resumed && this.streams(target, view) ? "stream" : "edits";
+    const way: Way =
+      native && view && !resumed && (await this.streams(target, view)) ? "stream" : "edits";
     this.options.onChosen?.(target, way);
     if (way === "stream") return (native as NativeStream).render(target, recorder);
     return native && resumed ? native.resume(target, recorder) : edits.render(target, recorder);
   }
 
-  private streams(target: ReplyTarget, view: ReplyView): boolean {
+  private async streams(target: ReplyTarget, view: ReplyView): Promise<boolean> {
     const { team, channel } = target;
     if (!target.asker || view.phase.kind === "queued") return false;
     if (this.refused.has(`${team}/`) || this.refused.has(`${team}/${channel}`)) return false;
@@ -90,15 +94,16 @@ export class ReplyChoice implements ReplyStrategy {
   }
 
   /** Counts a stream's start against the minute's, when it still has room. */
-  private reserveStart(team: string): boolean {
+  private async reserveStart(team: string): Promise<boolean> {
     const { starts } = this.options;
     if (!starts) return true;
     let window = this.chosen.get(team);
     if (!window) {
-      window = new SlidingWindow(starts.perMinute, SLACK_MINUTE_MS);
+      window = starts.window?.(team) ?? new SlidingWindow(starts.perMinute, SLACK_MINUTE_MS);
       this.chosen.set(team, window);
     }
-    return window.tryTake(starts.clock.now());
+    const now = starts.clock.now();
+    return window.takeNow ? await window.takeNow(now) : window.tryTake(now);
   }
 }
 

@@ -186,6 +186,18 @@ describe("shared budgets in PostgreSQL", () => {
     ]);
   });
 
+  it("take at once, awaited, for a choice: three replicas choose no more than the window has", async () => {
+    const rules = { perMinute: 3, burst: 1, window: true };
+    const scope = { team: "T1", method: "chat.startStream", lane: "chosen" };
+    const windows = (await replicas(3)).map((r) => r.budgets.allowances(scope, rules));
+    const took = await Promise.all(
+      Array.from({ length: 7 }, (_, i) => windows[i % 3]?.takeNow?.(T0 + i)),
+    );
+    expect(took.filter((t) => t === true)).toHaveLength(3);
+    // A minute (and the window's second) later, there is room again.
+    expect(await windows[0]?.takeNow?.(T0 + 61_001)).toBe(true);
+  });
+
   it("sweep away what no longer counts, and nothing that does", async () => {
     const [a] = await replicas(1, { sweepEveryMs: 3_600_000 });
     const rules = { perMinute: 1, burst: 1 };
