@@ -135,8 +135,14 @@ export class EditSlot<P> implements Lane {
     const edit = this.pending;
     if (!edit || this.inFlight) return undefined;
     if (edit.final && !edit.tidy) return Number.NEGATIVE_INFINITY;
-    const paced = this.pace()?.readyAt(now) ?? Number.NEGATIVE_INFINITY;
-    return Math.max(paced, edit.final ? paced : this.lastSentAt + this.rules.messageIntervalMs);
+    const own = edit.final
+      ? Number.NEGATIVE_INFINITY
+      : this.lastSentAt + this.rules.messageIntervalMs;
+    const pace = this.pace();
+    // Kept in a database, the pace's take is asked for once the message may go, so that `take`
+    // finds it in hand.
+    if (own <= now) pace?.ask?.(now);
+    return Math.max(pace?.readyAt(now) ?? Number.NEGATIVE_INFINITY, own);
   }
 
   /** Takes the interim pace for an interim or tidy edit (a final has none). */

@@ -1,4 +1,4 @@
-import { TokenBucket } from "../../budgets/token-bucket.js";
+import type { Allowance } from "../../budgets/allowance.js";
 import {
   type EditSender,
   EditSlot,
@@ -71,7 +71,7 @@ export class Pacer<P> {
   private readonly rules: SlotRules<P>;
   private readonly scheduler: CallScheduler;
   private readonly slots: Lanes<EditSlot<P>>;
-  private readonly interimPaces = new Map<string, TokenBucket>();
+  private readonly interimPaces = new Map<string, Allowance>();
 
   constructor(send: EditSender<P>, options: PacerOptions = {}) {
     const perMinute = options.updatesPerMinute ?? 47;
@@ -100,14 +100,18 @@ export class Pacer<P> {
    * The pace of a workspace's interim and tidy edits: half the minute, an eighth of it at once.
    * A window spent on interim edits at once would hold every answer's end back until it moved
    * on; paced, they leave finals at least half of it, and a share that comes back every few
-   * seconds.
+   * seconds. Kept where the scheduler keeps the workspace's budgets, so that replicas' interim
+   * edits together keep to it too.
    */
-  private interimPace(team: string, perMinute: number): TokenBucket {
+  private interimPace(team: string, perMinute: number): Allowance {
     let pace = this.interimPaces.get(team);
     if (!pace) {
-      pace = new TokenBucket(
-        Math.max(1, Math.floor(perMinute / 2)),
-        Math.max(1, Math.floor(perMinute / 8)),
+      pace = this.scheduler.allowance(
+        { team, method: METHOD, lane: "interim" },
+        {
+          perMinute: Math.max(1, Math.floor(perMinute / 2)),
+          burst: Math.max(1, Math.floor(perMinute / 8)),
+        },
       );
       this.interimPaces.set(team, pace);
     }

@@ -77,6 +77,7 @@ function replicaOf(
   clock: ManualClock,
   slack: ReturnType<typeof fakeSlack>,
   allowances: Allowances,
+  edits: { updatesPerMinute: number; burst?: number } = { updatesPerMinute: 40, burst: 4 },
 ) {
   const scheduler = new CallScheduler({
     clock: lateByChance(clock, name.charCodeAt(0)),
@@ -86,7 +87,7 @@ function replicaOf(
   onTestFinished(() => scheduler.close());
   const pacer = new Pacer<string>(
     (target) => slack.call(name, "chat.update", target.ts).then(() => undefined),
-    { scheduler, updatesPerMinute: 40, burst: 4 },
+    { scheduler, ...edits },
   );
   const posts = new PostGate({ scheduler, retryDelayMs: 100 });
   /** Edits `count` messages of its own without pause: each new text as soon as the last landed. */
@@ -160,6 +161,24 @@ describe("two replicas sharing their Slack budgets in PostgreSQL", () => {
     for (const replica of ["A", "B"]) {
       expect(edits.filter((c) => c.replica === replica).length).toBeGreaterThan(50);
     }
+  });
+
+  it("keep their interim edits together to half the edits' minute, leaving the rest to finals", async () => {
+    const sharing: Replica[] = [];
+    const clock = sharedClock(sharing);
+    const slack = fakeSlack(clock);
+    sharing.push(...(await replicas(2)));
+    // The pacer as the bot runs it: a window of 40 a minute, interim edits paced to 20 a
+    // minute with a burst of 5, in each replica; the pace shared, both together keep to it.
+    const [a, b] = sharing.map((r, i) =>
+      replicaOf(i === 0 ? "A" : "B", clock, slack, r.budgets.allowances, { updatesPerMinute: 40 }),
+    );
+    a?.stream(10);
+    b?.stream(10);
+    await clock.advance(3 * MINUTE);
+    const edits = slack.calls.filter((c) => c.method === "chat.update");
+    expect(busiestWindow(edits)).toBeLessThanOrEqual(20 + 5);
+    expect(edits.length).toBeGreaterThanOrEqual(5 + 3 * 20 - 2);
   });
 
   it("hand the budget to the messages edited longest ago in either, however few each has", async () => {
