@@ -16,7 +16,6 @@ const SLOW_FIRST = [
   "test/e2e/bridge.test.ts", // 34
   "test/faults/crash-recovery-steps.test.ts", // 31
   "test/faults/database.test.ts", // 31
-  "test/e2e/replicas-handover.test.ts", // 29
   "test/packaging/dockerfile.test.ts", // 26
 ];
 
