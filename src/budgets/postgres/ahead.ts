@@ -14,7 +14,7 @@ export interface TakeAnswer<T> {
  * went elsewhere: the take is let go (spent, or released by `drop`) rather than spent late, so
  * that calls never go in a burst the database did not allow.
  */
-export const IN_HAND_MS = 2_000;
+const IN_HAND_MS = 2_000;
 
 /**
  * While a take is on its way, the budget says it is worth asking again this much later, ms:
