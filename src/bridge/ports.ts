@@ -139,6 +139,11 @@ export interface ReplyRenderer {
   show(view: ReplyView): void;
   /** The end state; resolves once Slack shows it (or it failed for good). */
   finish(view: ReplyView): Promise<void>;
+  /**
+   * Settles once the answer's run may start: its words would be shown soon after they are
+   * written (the reply's first message is near). Absent: at once.
+   */
+  near?(): Promise<void>;
 }
 
 export interface ReplyTarget {

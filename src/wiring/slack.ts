@@ -46,6 +46,13 @@ export interface SlackOptions {
  * ride on it, with the agent surface on (its status line says the assistant is working), ms.
  */
 const FIRST_WORDS_WAIT_MS = 1_500;
+/**
+ * Posts that may be ahead of an edited reply's first message in its channel before its run
+ * waits for them (PacedEditsOptions.holdRunBeyond): about four seconds at a channel's one new
+ * message a second: the answer's message comes with its first seconds written, and the
+ * person waits no longer for the rest than for any answer written as they read.
+ */
+const HOLD_RUN_BEYOND_POSTS = 4;
 
 /** Slack's file host: the one host besides SLACK_API_URL's a file is downloaded from. */
 const SLACK_FILE_HOST = "files.slack.com";
@@ -92,6 +99,7 @@ export function wireSlack(
     // reply's first message may wait a moment for the first words to ride on it.
     firstWordsWaitMs: streaming.enabled ? FIRST_WORDS_WAIT_MS : 0,
     clock,
+    holdRunBeyond: HOLD_RUN_BEYOND_POSTS,
   });
   const native = streaming.enabled
     ? new NativeStream({

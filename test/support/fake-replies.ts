@@ -25,7 +25,10 @@ export class FakeReplies implements ReplyStrategy {
   holdOpens = false;
   /** Slack refuses the reply's first message (once any hold is released). */
   failOpen: Error | undefined;
+  /** Replies' first messages are not near (`near` waits) until the test calls `nearNow`. */
+  holdRuns = false;
   private held: (() => void)[] = [];
+  private readonly far: (() => void)[] = [];
 
   render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
     const parts = [...target.parts];
@@ -46,7 +49,14 @@ export class FakeReplies implements ReplyStrategy {
         this.calls.push({ turnId: target.turnId, call: "finish", view });
         if (this.failFinish) throw new Error("message_not_found");
       },
+      near: () =>
+        this.holdRuns ? new Promise<void>((resolve) => this.far.push(resolve)) : Promise.resolve(),
     };
+  }
+
+  /** Every reply's first message is near now: their runs may start. */
+  nearNow(): void {
+    for (const go of this.far.splice(0)) go();
   }
 
   /** Lets every held open go on. */

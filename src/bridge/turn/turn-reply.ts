@@ -98,6 +98,11 @@ export class TurnReply {
     return this.opening;
   }
 
+  /** Settles once the answer's run may start (ReplyRenderer.near). */
+  near(): Promise<void> {
+    return this.renderer.near?.() ?? Promise.resolve();
+  }
+
   /** The reply will never be shown by this process (the turn ended or was left): stop waiting on it. */
   abandon(): void {
     this.markShown();

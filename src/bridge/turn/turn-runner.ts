@@ -8,6 +8,7 @@ import type { Relay } from "./relay.js";
 import { runFollow } from "./run-follow.js";
 import { RunStart } from "./run-start.js";
 import { errorSummary } from "./service-failure.js";
+import { replyNear } from "./reply-near.js";
 import { threadOpen } from "./thread-open.js";
 import type { TurnContent } from "./turn-content.js";
 import {
@@ -52,8 +53,8 @@ export interface TurnRunnerDeps {
 
 /**
  * Works one turn from its stored state to the end, as a short list of steps: open the
- * service thread → compose the question → post it → start the run → follow the run →
- * finish. Each step does nothing when the record says it is done, so a restart resumes
+ * service thread → compose the question → post it → wait for the reply to come near → start
+ * the run → follow the run → finish. Each step does nothing when the record says it is done, so a restart resumes
  * where the turn stopped; whether the turn was stopped or left is asked once, between steps.
  * Every stop of a turn, whatever asked, goes through `stop`.
  */
@@ -68,6 +69,7 @@ export class TurnRunner {
       threadOpen(service, conversations),
       content.step,
       new QuestionPost({ service, turns, content, durable }).step,
+      replyNear,
       new RunStart({ service, turns, settings, clock, durable }).step,
     ];
     this.follow = runFollow({

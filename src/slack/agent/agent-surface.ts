@@ -70,6 +70,7 @@ export class WithAgentSurface implements ReplyStrategy {
           if (begun) sessions.end(thread, turnId);
         }
       },
+      near: () => renderer.near?.() ?? Promise.resolve(),
     };
   }
 }

@@ -66,9 +66,18 @@ export class PostGateError extends Error {
   }
 }
 
+/** Who waits for a queued call to come near the head of its queue (`PostGate.post`). */
+export interface Nearing {
+  /** Calls ahead of it (the one in flight included) at which it counts as near. */
+  within: number;
+  /** Called once, when it is near, or at once when the call settles or is withdrawn first. */
+  reached: () => void;
+}
+
 interface Job extends Queued {
   /** Called once per attempt, with the attempt number (1, 2, …). */
   run: (attempt: number) => Promise<unknown>;
+  nearing: Nearing | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   attempts: number;
@@ -103,6 +112,13 @@ class ChannelQueue extends ChannelLane<Job> {
     this.finish(now).resolve(value);
   }
 
+  /** Tells each call whose queue has come near that it has. */
+  tellNear(): void {
+    this.queue.forEach((job, ahead) => {
+      if (job.nearing && ahead <= job.nearing.within) reach(job);
+    });
+  }
+
   failed(failure: CallFailure, error: unknown, now: number): number | undefined {
     this.inFlight = false;
     // A 429 is waited out by the channel's pause; the post stays at the head meanwhile.
@@ -123,20 +139,32 @@ class ChannelQueue extends ChannelLane<Job> {
     if (at === -1 || (at === 0 && this.inFlight) || job.attempts > 0) return;
     this.queue.splice(at, 1);
     job.reject(new PostGateError("withdrawn"));
+    this.tellNear();
   }
 
   close(): void {
     const error = new PostGateError("closed");
     const waiting = this.inFlight ? this.queue.splice(1) : this.queue.splice(0);
-    for (const job of waiting) job.reject(error);
+    for (const job of waiting) {
+      reach(job);
+      job.reject(error);
+    }
   }
 
   private finish(now: number): Job {
     const job = this.queue.shift() as Job;
     this.inFlight = false;
     this.lastActivity = now;
+    reach(job);
+    this.tellNear();
     return job;
   }
+}
+
+function reach(job: Job): void {
+  const nearing = job.nearing;
+  job.nearing = undefined;
+  nearing?.reached();
 }
 
 /**
@@ -182,12 +210,14 @@ export class PostGate {
 
   /**
    * Queues a call; `signal` withdraws it while it still waits (its promise rejects with a
-   * PostGateError "withdrawn"); once it has gone, it settles as Slack answers.
+   * PostGateError "withdrawn"); once it has gone, it settles as Slack answers. `nearing` is
+   * told when few enough calls are ahead of it.
    */
   post<T>(
     target: PostTarget,
     fn: (attempt: number) => Promise<T>,
     signal?: AbortSignal,
+    nearing?: Nearing,
   ): Promise<T> {
     if (this.channels.closed) return Promise.reject(new PostGateError("closed"));
     if (signal?.aborted) return Promise.reject(new PostGateError("withdrawn"));
@@ -209,8 +239,10 @@ export class PostGate {
         attempts: 0,
         failures: 0,
         rateLimits: 0,
+        nearing,
       };
       queue.queue.push(job);
+      queue.tellNear();
       signal?.addEventListener("abort", () => queue.withdraw(job), { once: true });
       this.channels.wake(team);
     });

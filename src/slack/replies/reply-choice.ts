@@ -129,6 +129,12 @@ class ChosenReply implements ReplyRenderer {
     await (await this.way(undefined)).finish(view);
   }
 
+  /** As the chosen way says; at once before one is chosen, or when choosing failed. */
+  async near(): Promise<void> {
+    const renderer = await this.chosen?.catch(() => undefined);
+    await renderer?.near?.();
+  }
+
   private way(view: ReplyView | undefined): ReturnType<ReplyChoice["choose"]> {
     this.chosen ??= this.choice.choose(this.target, this.recorder, view);
     return this.chosen;

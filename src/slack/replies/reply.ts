@@ -15,6 +15,7 @@ import { replyMark } from "../web-api/message-mark.js";
 import { postOnce } from "../web-api/post-once.js";
 import type { MarkedMessageQuery } from "../web-api/reply-lookup.js";
 import { FirstWords } from "./first-words.js";
+import { Openings } from "./openings.js";
 
 /** The Web API calls a reply needs; the Bolt app's WebClient provides them. */
 export interface ReplyClient {
@@ -43,6 +44,12 @@ export interface PacedEditsOptions {
   firstWordsWaitMs?: number;
   /** The clock of that wait; required when `firstWordsWaitMs` is above 0. */
   clock?: Clock;
+  /**
+   * Posts ahead of a reply's first message in its channel's queue (the one going included)
+   * beyond which the answer's run waits for it to come near (`near`): the service then writes
+   * while the message comes, not long before anyone can read it. Undefined: never held.
+   */
+  holdRunBeyond?: number;
 }
 
 /**
@@ -50,10 +57,12 @@ export interface PacedEditsOptions {
  * with `chat.update` through the workspace's pacer, and continuations for long answers.
  */
 export class PacedEdits implements ReplyStrategy {
+  private readonly openings = new Openings();
+
   constructor(private readonly options: PacedEditsOptions) {}
 
   render(target: ReplyTarget, recorder: ReplyRecorder): ReplyRenderer {
-    return new PacedEditReply(target, recorder, this.options);
+    return new PacedEditReply(target, recorder, this.options, this.openings);
   }
 
   /**
@@ -62,7 +71,8 @@ export class PacedEdits implements ReplyStrategy {
    * every edit that shows an answer's words (pacer.ts).
    */
   tidy(target: ReplyTarget, recorder: ReplyRecorder, view: ReplyView): Promise<void> {
-    return new PacedEditReply(target, recorder, this.options, [view.body]).finish(view);
+    const reply = new PacedEditReply(target, recorder, this.options, this.openings, [view.body]);
+    return reply.finish(view);
   }
 }
 
@@ -85,11 +95,15 @@ class PacedEditReply implements ReplyRenderer {
   /** The placeholder's post while it is on its way (or waits for the first words). */
   private opening: Promise<void> | undefined;
   private readonly firstWords: FirstWords;
+  /** Settles when the first message is near enough for the run to start (see `near`). */
+  private readonly nearing: Promise<void>;
+  private reachNear: () => void = () => undefined;
 
   constructor(
     private readonly target: ReplyTarget,
     private readonly recorder: ReplyRecorder,
     private readonly options: PacedEditsOptions,
+    private readonly openings: Openings,
     /**
      * The answer is shown whole already, in these parts: the final edits only tidy them
      * (PacedEdits.tidy), in the layout they have.
@@ -99,20 +113,47 @@ class PacedEditReply implements ReplyRenderer {
     this.parts = [...target.parts];
     this.attemptedBefore = target.postsAttempted ?? target.parts.length;
     this.firstWords = new FirstWords(options.clock, options.firstWordsWaitMs ?? 0);
+    this.nearing = new Promise((resolve) => {
+      this.reachNear = resolve;
+    });
+    if (this.parts.length > 0) this.reachNear();
   }
 
   async open(view: ReplyView): Promise<void> {
     if (this.parts.length > 0) return;
     this.opening = (async () => {
-      await this.firstWords.wait(this.newest ?? view);
-      // Made when the post goes: words written while it waited for its turn ride on it.
-      await this.post(0, () => {
-        const shown = this.newest ?? view;
-        const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
-        return this.payload(shown, body, 0);
-      });
-    })();
+      const place = this.openings.join(`${this.target.team}/${this.target.channel}`);
+      const beyond = this.options.holdRunBeyond;
+      // Held, the run writes nothing until the message is near: no first words to wait for,
+      // and its post queues behind those of the replies that opened before it.
+      const held = beyond !== undefined && place.ahead > beyond;
+      try {
+        if (held) await place.after;
+        else {
+          this.reachNear();
+          await this.firstWords.wait(this.newest ?? view);
+        }
+        // Made when the post goes: words written while it waited for its turn ride on it.
+        const make = () => {
+          const shown = this.newest ?? view;
+          const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
+          return this.payload(shown, body, 0);
+        };
+        await this.post(0, make, { queued: place.queued, near: held ? beyond : undefined });
+      } finally {
+        place.leave();
+      }
+    })().finally(this.reachNear);
     await this.opening;
+  }
+
+  /**
+   * Settles once the run may start: at once, unless more than `holdRunBeyond` first messages
+   * of the channel's replies were still to be posted ahead of this one when it opened; then
+   * once no more are ahead of it (or it is posted, or cannot be).
+   */
+  near(): Promise<void> {
+    return this.nearing;
   }
 
   show(view: ReplyView): void {
@@ -123,6 +164,7 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   async finish(view: ReplyView): Promise<void> {
+    this.reachNear();
     this.latest = { view, final: true };
     this.newest = view;
     this.firstWords.end();
@@ -251,13 +293,17 @@ class PacedEditReply implements ReplyRenderer {
    * process recorded an attempt: a crash or a lost answer between Slack taking the part and
    * its ts being recorded then continues in that message rather than posting a second.
    */
-  private async post(index: number, make: ReplyPayload | (() => ReplyPayload)): Promise<void> {
+  private async post(
+    index: number,
+    make: ReplyPayload | (() => ReplyPayload),
+    first?: { queued: () => void; near: number | undefined },
+  ): Promise<void> {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
     let payload: ReplyPayload | undefined;
     if (!mayExist) await this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
-    const result = await postOnce(
+    const posting = postOnce(
       { team, channel },
       {
         postGate,
@@ -269,8 +315,13 @@ class PacedEditReply implements ReplyRenderer {
         find: () =>
           findMessage({ team, channel, threadTs, mark: replyMark(this.target.turnId, index) }),
         onLookupRefused: (error) => onError?.(error, "look for a reply message"),
+        ...(first?.near !== undefined && {
+          nearing: { within: first.near, reached: this.reachNear },
+        }),
       },
     );
+    first?.queued();
+    const result = await posting;
     if (!result.found && payload) this.sent.set(index, JSON.stringify(payload));
     this.parts.push(result.ts);
     await this.recorder.parts([...this.parts]);

@@ -1,4 +1,4 @@
-import type { PostGate, PostTarget } from "../calls/post-gate.js";
+import type { Nearing, PostGate, PostTarget } from "../calls/post-gate.js";
 import { classifyCallFailure } from "./call-failure.js";
 
 export interface PostOnceOptions {
@@ -15,6 +15,8 @@ export interface PostOnceOptions {
   mayExist?: boolean;
   /** Told when Slack refused the lookup itself, so the post went ahead without it. */
   onLookupRefused?: (error: unknown) => void;
+  /** Told when the post comes near the head of its channel's queue (PostGate.post). */
+  nearing?: Nearing;
 }
 
 /**
@@ -34,7 +36,7 @@ export function postOnce(
       if (ts !== undefined) return { ts, found: true };
     }
     return { ts: (await options.post()).ts, found: false };
-  });
+  }, undefined, options.nearing);
 }
 
 async function lookFirst(options: PostOnceOptions): Promise<string | undefined> {

@@ -297,6 +297,41 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id).at(-1)).toMatch(/^finish:completed:/);
   });
 
+  it("starts the run only once the reply's first message is near", async () => {
+    const s = await setup();
+    s.replies.holdRuns = true;
+    const t = await s.turn();
+    const done = s.runner.run(await s.live(t));
+    for (let i = 0; i < 5; i++) await s.clock.advance(1_000);
+    expect(names(s.service.calls)).toEqual(["openThread", "postMessage"]);
+    s.replies.nearNow();
+    while (s.service.count("getRun") === 0) await s.clock.advance(1_000);
+    await done;
+    expect(names(s.service.calls)).toEqual([
+      "openThread",
+      "postMessage",
+      "startRun",
+      "streamRun",
+      "getRun",
+    ]);
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "completed" });
+  });
+
+  it("stopped while its run waits for the reply to come near, starts no run and ends stopped", async () => {
+    const s = await setup();
+    s.replies.holdRuns = true;
+    const t = await s.turn();
+    const l = await s.live(t);
+    const done = s.runner.run(l);
+    while (s.service.count("postMessage") === 0) await s.clock.advance(1_000);
+    await s.clock.advance(1_000);
+    expect(await s.runner.stop(l, BY_U1)).toBe(true);
+    await done;
+    expect(names(s.service.calls)).toEqual(["openThread", "postMessage"]);
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
+    expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
+  });
+
   it("stops the run it started when Slack will not show the reply, and ends with one sentence", async () => {
     const s = await setup();
     s.service.hang = true;

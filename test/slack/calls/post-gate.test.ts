@@ -158,6 +158,28 @@ describe("PostGate pacing", () => {
 });
 
 describe("PostGate withdrawals", () => {
+  it("tells a call when few enough calls are ahead of it in its channel, or once it settles", async () => {
+    const slack = fakeSlack();
+    const g = gate();
+    const near: string[] = [];
+    const nearing = (label: string, within: number) => ({
+      within,
+      reached: () => near.push(`${label} at ${Date.now() - T0}`),
+    });
+    for (const label of ["1", "2", "3", "4"]) void g.post(at("C1"), slack.call("C1", label));
+    void g.post(at("C1"), slack.call("C1", "5"), undefined, nearing("5", 1));
+    void g.post(at("C1"), slack.call("C1", "6"), undefined, nearing("6", 0));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(near).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // Two went at once, then one a second: "5" has one ahead once "3" went, "6" none once "5" did.
+    expect(near).toEqual(["5 at 1000", "6 at 3000"]);
+    expect(slack.posts.map((p) => [p.label, p.t]).slice(4)).toEqual([
+      ["5", 3_000],
+      ["6", 4_000],
+    ]);
+  });
+
   it("takes a call out while it waits, never makes it, and leaves one that has gone", async () => {
     const slack = fakeSlack(() => ({ latencyMs: 500 }));
     const g = gate({ workspacePerMinute: 1, workspaceWindow: true });

@@ -44,6 +44,7 @@ function setup(
     firstWordsWaitMs?: number;
     /** Slack refuses every message holding a table block with `invalid_blocks`. */
     refuseTables?: boolean;
+    holdRunBeyond?: number;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -99,6 +100,7 @@ function setup(
     ...(options.firstWordsWaitMs === undefined
       ? {}
       : { firstWordsWaitMs: options.firstWordsWaitMs, clock }),
+    ...(options.holdRunBeyond !== undefined && { holdRunBeyond: options.holdRunBeyond }),
   });
   const recorded: { parts: string[][]; posting: number } = { parts: [], posting: 0 };
   const render = (target: Partial<ReplyTarget> = {}) =>
@@ -209,6 +211,53 @@ describe("PacedEdits", () => {
       ["post", "Starting…"],
       ["post", "Queued — 1 ahead in this thread"],
     ]);
+  });
+
+  it("holds the run of a reply with more first messages ahead of it than it may, until its message is near", async () => {
+    const s = setup({ holdRunBeyond: 1 });
+    const ids = ["a", "b", "c", "d", "e"];
+    const replies = ids.map((turnId) => s.render({ turnId }));
+    const near: string[] = [];
+    const start = s.clock.now();
+    const opened = replies.map((reply, i) => {
+      const opening = reply.open(view("", { kind: "starting" }));
+      void reply.near?.().then(() => near.push(`${ids[i]} at ${s.clock.now() - start}`));
+      return opening;
+    });
+    await s.clock.advance(0);
+    // Two posts go at once (the channel's burst), then one a second: e's has c and d ahead.
+    expect(near).toEqual(["a at 0", "b at 0", "c at 0", "d at 0"]);
+    await s.clock.advance(1_000);
+    expect(near.at(-1)).toBe("e at 1000");
+    // Its run writes from then on: its message comes with the words written meanwhile.
+    replies[4]?.show(view("Words of e"));
+    await s.settle(Promise.all(opened));
+    expect(s.calls.map((c) => [c.ts, c.text])).toEqual([
+      ["9.1", "Starting…"],
+      ["9.2", "Starting…"],
+      ["9.3", "Starting…"],
+      ["9.4", "Starting…"],
+      ["9.5", "Words of e"],
+    ]);
+  });
+
+  it("queues a held reply's post behind those of replies opened before it that wait for their first words", async () => {
+    const s = setup({ holdRunBeyond: 1, firstWordsWaitMs: 1_500 });
+    const [a, b, c] = ["a", "b", "c"].map((turnId) => s.render({ turnId }));
+    const opened = [a, b, c].map((reply) => reply?.open(view("", { kind: "starting" })));
+    let cNear = false;
+    void c?.near?.().then(() => {
+      cNear = true;
+    });
+    await s.clock.advance(1_000);
+    // c waits neither for words of its own (its run is held) nor ahead of a and b.
+    expect(s.calls).toEqual([]);
+    expect(cNear).toBe(false);
+    a?.show(view("Words of a"));
+    b?.show(view("Words of b"));
+    await s.settle(Promise.all(opened));
+    expect(cNear).toBe(true);
+    expect(s.calls.map((call) => call.text)).toEqual(["Words of a", "Words of b", "Starting…"]);
   });
 
   it("continues a long answer in further messages, recording each", async () => {
