@@ -5,10 +5,10 @@ import type { AssistantService, BridgeLogger, Caller, Run } from "../ports.js";
 import type { OutageOptions } from "./outage.js";
 import { QuestionPost } from "./question-post.js";
 import type { Relay } from "./relay.js";
+import { replyNear } from "./reply-near.js";
 import { runFollow } from "./run-follow.js";
 import { RunStart } from "./run-start.js";
 import { errorSummary } from "./service-failure.js";
-import { replyNear } from "./reply-near.js";
 import { threadOpen } from "./thread-open.js";
 import type { TurnContent } from "./turn-content.js";
 import {

@@ -30,13 +30,18 @@ export function postOnce(
   target: PostTarget,
   options: PostOnceOptions,
 ): Promise<{ ts: string; found: boolean }> {
-  return options.postGate.post(target, async (attempt) => {
-    if (attempt > 1 || options.mayExist) {
-      const ts = await lookFirst(options);
-      if (ts !== undefined) return { ts, found: true };
-    }
-    return { ts: (await options.post()).ts, found: false };
-  }, undefined, options.nearing);
+  return options.postGate.post(
+    target,
+    async (attempt) => {
+      if (attempt > 1 || options.mayExist) {
+        const ts = await lookFirst(options);
+        if (ts !== undefined) return { ts, found: true };
+      }
+      return { ts: (await options.post()).ts, found: false };
+    },
+    undefined,
+    options.nearing,
+  );
 }
 
 async function lookFirst(options: PostOnceOptions): Promise<string | undefined> {
