@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type FakeSlack, startFakeSlack } from "../tools/fake-slack/server.js";
 import { startSimulator } from "../tools/simulator/server.js";
-import { appMention, nextTs, postToBot } from "../tools/slack-requests.js";
+import { appMention, nextTs } from "../tools/slack-requests.js";
+import { AckSender } from "./ack-sender.js";
 import { createScratchDatabase, type ScratchDatabase } from "../tools/throwaway-postgres.js";
 import type { BenchOptions } from "./args.js";
 import { BotProcess, readSample } from "./bot-process.js";
@@ -74,6 +75,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   let leases: LeaseWatch | undefined;
   const observer = new Observer(sim, slack);
   const outside = new OutsideView(sim, slack);
+  const sender = new AckSender();
   try {
     const env: Record<string, string> = {
       SLACK_BOT_TOKEN: BOT_TOKEN,
@@ -121,7 +123,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       const event = appMention({ channel: planned.channel, user: planned.user, text, ts });
       const bot = bots[planned.index % bots.length] as BotProcess;
       acks.push(
-        postToBot(`${bot.url}/slack/events`, SIGNING_SECRET, "event", event).then((r) => {
+        sender.send(`${bot.url}/slack/events`, SIGNING_SECRET, event).then((r) => {
           if (r.status !== 200) throw new Error(`the bot answered ${r.status} to an event`);
           return r.ms;
         }),
@@ -160,6 +162,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   } finally {
     observer.close();
     outside.close();
+    await sender.close();
     await leases?.stop();
     await Promise.all(bots.map((bot) => bot.stop()));
     await database?.drop();

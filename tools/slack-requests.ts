@@ -98,17 +98,7 @@ export async function postToBot(
   payload: Payload,
   opts: PostOptions = {},
 ): Promise<BotResponse> {
-  const { raw, contentType } = encode(kind, payload);
-  const signingSecret = opts.badSignature ? `${secret}-wrong` : secret;
-  const headers: Record<string, string> = {
-    ...signRequest(signingSecret, raw, opts.timestamp, contentType),
-  };
-  if (opts.retryNum !== undefined) {
-    headers["x-slack-retry-num"] = String(opts.retryNum);
-    headers["x-slack-retry-reason"] = opts.retryReason ?? "http_timeout";
-  } else if (opts.retryReason !== undefined) {
-    headers["x-slack-retry-reason"] = opts.retryReason;
-  }
+  const { headers, raw } = signedRequest(secret, kind, payload, opts);
   const started = performance.now();
   const response = await fetch(url, { method: "POST", headers, body: raw });
   const ms = performance.now() - started;
@@ -120,4 +110,25 @@ export async function postToBot(
     json = undefined;
   }
   return { status: response.status, body, json, ms };
+}
+
+/** The raw body and headers of a signed Slack request, as `postToBot` sends them. */
+export function signedRequest(
+  secret: string,
+  kind: RequestKind,
+  payload: Payload,
+  opts: PostOptions = {},
+): { headers: Record<string, string>; raw: string } {
+  const { raw, contentType } = encode(kind, payload);
+  const signingSecret = opts.badSignature ? `${secret}-wrong` : secret;
+  const headers: Record<string, string> = {
+    ...signRequest(signingSecret, raw, opts.timestamp, contentType),
+  };
+  if (opts.retryNum !== undefined) {
+    headers["x-slack-retry-num"] = String(opts.retryNum);
+    headers["x-slack-retry-reason"] = opts.retryReason ?? "http_timeout";
+  } else if (opts.retryReason !== undefined) {
+    headers["x-slack-retry-reason"] = opts.retryReason;
+  }
+  return { headers, raw };
 }

@@ -12,18 +12,21 @@ export interface WalSyncOptions {
  * database commits with `synchronous = NORMAL`: a commit is in the operating system's hands
  * (it survives the process being killed) but not yet on the disk. Whoever needs it to
  * survive a power cut as well (a question before Slack is told it arrived, an attempt before
- * its request leaves) awaits `flush()`: one fdatasync of the log on libuv's thread pool, which
- * carries every commit made before it began, exactly what `synchronous = FULL` does at every
- * commit, except that the commits made meanwhile share the next one (a group commit) and the
- * event loop goes on. A timer flushes every `everyMs` too, so that no other write waits in the
- * cache for long.
+ * its request leaves) awaits `flush()`: an fdatasync of the log on libuv's thread pool,
+ * started at once, which carries every commit made before it began, exactly what
+ * `synchronous = FULL` does at every commit, except that the flushes asked together share one
+ * (a group commit) and the event loop goes on. A flush asked while another sync runs starts
+ * its own rather than waiting for that one to end: each turn of a busy event loop that it
+ * would wait for costs the person waiting for Slack's acknowledgement. A timer flushes every
+ * `everyMs` too, so that no other write waits in the cache for long.
  */
 export class WalSync {
   readonly #path: string;
   readonly #syncFile: (log: FileHandle) => Promise<void>;
   #file: Promise<FileHandle | undefined> | undefined;
-  #running: Promise<void> | undefined;
+  /** The sync that the flushes asked in this turn of the event loop share, not begun yet. */
   #next: Promise<void> | undefined;
+  readonly #running = new Set<Promise<void>>();
   readonly #timer: NodeJS.Timeout;
 
   constructor(databasePath: string, options: WalSyncOptions = {}) {
@@ -39,35 +42,22 @@ export class WalSync {
 
   /** Resolves once every commit made before the call is on the disk. */
   flush(): Promise<void> {
-    if (this.#running === undefined) return this.#start();
-    // Commits made while a sync runs may have missed it: the next one carries them all.
-    this.#next ??= this.#running.then(
-      () => this.#again(),
-      () => this.#again(),
-    );
+    this.#next ??= Promise.resolve().then(() => {
+      this.#next = undefined;
+      const run = this.#sync().finally(() => this.#running.delete(run));
+      this.#running.add(run);
+      return run;
+    });
     return this.#next;
   }
 
   /** Stops the timer, waits for the syncs under way and lets the log go. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await Promise.allSettled([this.#running, this.#next]);
+    await Promise.allSettled([this.#next, ...this.#running]);
     const file = await this.#file?.catch(() => undefined);
     this.#file = undefined;
     await file?.close().catch(() => undefined);
-  }
-
-  #again(): Promise<void> {
-    this.#next = undefined;
-    return this.#start();
-  }
-
-  #start(): Promise<void> {
-    const run = this.#sync().finally(() => {
-      if (this.#running === run) this.#running = undefined;
-    });
-    this.#running = run;
-    return run;
   }
 
   async #sync(): Promise<void> {
