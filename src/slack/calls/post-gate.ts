@@ -212,7 +212,7 @@ export class PostGate {
       };
       queue.queue.push(job);
       signal?.addEventListener("abort", () => queue.withdraw(job), { once: true });
-      this.channels.wake(team);
+      this.channels.wake(team, lane);
     });
   }
 
