@@ -84,8 +84,12 @@ export interface Lanes<L extends Lane> {
   get(team: string, key: string, create: () => L): L;
   find(team: string, key: string): L | undefined;
   all(): L[];
-  /** A lane of `team` has something new: the scheduler looks after the current tick. */
-  wake(team: string): void;
+  /**
+   * A lane of `team` has something new: the scheduler looks after the current tick. `key`:
+   * the lane that has (only it is asked among the lanes that had nothing to send, so a wake
+   * costs what changed, not every lane kept); without it, every lane of `team` is asked.
+   */
+  wake(team: string, key?: string): void;
   /** Calls landed, and 429s met, since the start. */
   counts(): { landed: number; rateLimited: number };
   /** Stops the method: lanes reject what waits; calls in flight still settle. */

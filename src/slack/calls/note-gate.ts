@@ -145,7 +145,7 @@ export class NoteGate {
     if (lane.queue.length >= (this.options.maxWaiting ?? 10)) return "dropped";
     this.remember(key, now);
     lane.queue.push({ note, queuedAt: this.arrivals.next(now), failures: 0, rateLimits: 0 });
-    this.channels.wake(note.team);
+    this.channels.wake(team, channel);
     return "queued";
   }
 

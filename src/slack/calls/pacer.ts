@@ -131,23 +131,25 @@ export class Pacer<P> {
     if (this.slots.closed) return Promise.reject(new PacerError("closed"));
     const now = this.scheduler.clock.now();
     const { team, channel, ts } = target;
+    const key = keyOf(target);
     const slot = this.slots.get(
       team,
-      keyOf(target),
+      key,
       () => new EditSlot<P>({ team, channel, ts }, this.rules, now),
     );
     return new Promise<void>((resolve, reject) => {
       const kind = options?.final ? (options.tidy ? "tidy" : "final") : "interim";
       const fresh = slot.give(payload, kind, { resolve, reject }, now);
-      if (fresh) this.slots.wake(team);
+      if (fresh) this.slots.wake(team, key);
     });
   }
 
   forget(target: EditTarget): void {
-    const slot = this.slots.find(target.team, keyOf(target));
+    const key = keyOf(target);
+    const slot = this.slots.find(target.team, key);
     if (!slot) return;
     slot.forget();
-    this.slots.wake(target.team);
+    this.slots.wake(target.team, key);
   }
 
   stats(): { pending: number; inFlight: number; sent: number; rateLimited: number } {

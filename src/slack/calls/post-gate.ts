@@ -244,7 +244,7 @@ export class PostGate {
       queue.queue.push(job);
       queue.tellNear();
       signal?.addEventListener("abort", () => queue.withdraw(job), { once: true });
-      this.channels.wake(team);
+      this.channels.wake(team, lane);
     });
   }
 

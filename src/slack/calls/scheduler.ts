@@ -30,6 +30,12 @@ export interface SchedulerOptions {
 /** No single backoff is longer, ms. */
 const MAX_BACKOFF_MS = 30_000;
 
+/**
+ * Lanes idle long enough (Lane.expired: a minute and more) are looked for at most this often
+ * per workspace, ms, on a pump: every pump looking at every lane was most of its cost.
+ */
+const SWEEP_MS = 1_000;
+
 interface Method {
   name: string;
   budget: MethodBudget<Lane>;
@@ -43,6 +49,11 @@ interface Entry {
   inFlight: boolean;
   /** A backoff, or a 429 that pauses only this lane: nothing goes before then. */
   notBefore: number;
+  /**
+   * The order the share's lanes were made in: of two ready lanes of equal rank the older goes
+   * first, as it did when every pump went through the lanes in that order.
+   */
+  seq: number;
 }
 
 /** A method's allowance rules, without the policy's hooks. */
@@ -59,20 +70,48 @@ interface Share {
   /** A 429 that pauses the whole method: nothing of it goes before then. */
   pausedUntil: number;
   entries: Map<string, Entry>;
+  /**
+   * The lanes that had something to send, or a call in flight, when last asked, and those
+   * woken since: a lane with nothing (Lane.readyAt undefined) is asked again only once it is
+   * woken by its key, or the method without a key (`scanAll`).
+   */
+  active: Set<Entry>;
+  /** A lane may have something new that is not in `active`: the next look asks every lane. */
+  scanAll: boolean;
+  /** Something of the method changed (a call given or settled, its budget): pumped next. */
+  woken: boolean;
+  /**
+   * The instant the method needs a pump again if nothing changes (a lane or its budget ready,
+   * a pause over): until then, and unless woken, a pump of the workspace leaves it alone.
+   */
+  dueAt: number;
+  /** The next Entry.seq. */
+  made: number;
 }
 
 interface Workspace {
   shares: Map<string, Share>;
   alarm: Alarm;
   pumpQueued: boolean;
+  /** When expired lanes are looked for next (SWEEP_MS). */
+  sweepAt: number;
+}
+
+/** What `first` found besides the lane: its place in the queue, when the next lane is ready. */
+interface Found {
+  rank: number;
+  next: number;
+  nextReady: number;
 }
 
 /**
  * Hands out the Slack calls of every workspace from its budgets: per workspace a token bucket
- * (or a sliding window) per method, one alarm for the next instant anything can go, and one pump that starts what
- * can. Policies (the edit pacer, the post gate) register a method and keep lanes; the
- * scheduler keeps one call in flight per lane, pauses what a 429 concerns, and backs a lane
- * off after transient failures.
+ * (or a sliding window) per method, one alarm for the next instant anything can go, and one
+ * pump that starts what can. A pump looks only at the methods woken since the last one or
+ * due by now, and of their lanes at those with something to send (or woken), so that it
+ * costs what changed, not every lane kept. Policies (the edit pacer, the post gate) register
+ * a method and keep lanes; the scheduler keeps one call in flight per lane, pauses what a 429
+ * concerns, and backs a lane off after transient failures.
  */
 export class CallScheduler {
   readonly clock: Clock;
@@ -81,6 +120,8 @@ export class CallScheduler {
   private readonly methods = new Map<string, Method>();
   private readonly workspaces = new Map<string, Workspace>();
   private closed = false;
+  /** What the last `first` found (one object, not one per look). */
+  private readonly found: Found = { rank: 0, next: 0, nextReady: 0 };
 
   constructor(options: SchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -106,12 +147,19 @@ export class CallScheduler {
         return method.closed;
       },
       get: (team, key, create) => {
-        const { entries } = this.share(team, method);
-        let entry = entries.get(key);
+        const share = this.share(team, method);
+        let entry = share.entries.get(key);
         if (!entry) {
-          entry = { lane: create(), inFlight: false, notBefore: Number.NEGATIVE_INFINITY };
-          entries.set(key, entry);
+          entry = {
+            lane: create(),
+            inFlight: false,
+            notBefore: Number.NEGATIVE_INFINITY,
+            seq: share.made++,
+          };
+          share.entries.set(key, entry);
         }
+        // Whoever gets a lane may give it something (and wake the method).
+        share.active.add(entry);
         return entry.lane as L;
       },
       find: (team, key) =>
@@ -120,7 +168,7 @@ export class CallScheduler {
         [...this.workspaces.values()]
           .flatMap((ws) => [...(ws.shares.get(name)?.entries.values() ?? [])])
           .map((e) => e.lane as L),
-      wake: (team) => this.schedule(this.workspace(team)),
+      wake: (team, key) => this.wake(team, name, key),
       counts: () => ({ landed: method.landed, rateLimited: method.rateLimited }),
       close: () => this.closeMethod(method),
     };
@@ -148,9 +196,16 @@ export class CallScheduler {
   /**
    * The allowance of a lane with a pace of its own (a channel's posts), kept where the
    * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
+   * `scope.method` is the policy's method: when the allowance changes (a take kept in a
+   * database lands), that method's lanes are looked at again.
    */
   allowance(scope: Required<AllowanceScope>, rules: AllowanceRules): Allowance {
-    return this.allowances(scope, rules, () => this.schedule(this.workspace(scope.team)));
+    return this.allowances(scope, rules, () => {
+      // Only lanes with a call to make take from a pace: those `active` holds.
+      const ws = this.workspaces.get(scope.team);
+      const share = ws?.shares.get(scope.method);
+      if (ws && share) this.schedule(ws, share);
+    });
   }
 
   /** Stops every method; the workspaces' alarms are cleared. */
@@ -165,16 +220,37 @@ export class CallScheduler {
     method.closed = true;
     for (const ws of this.workspaces.values()) {
       for (const entry of ws.shares.get(method.name)?.entries.values() ?? []) entry.lane.close();
-      // The alarm may have been set for this method only.
+      // The alarm may have been set for this method only: the pump sets it for the others.
       this.schedule(ws);
     }
+  }
+
+  /**
+   * A lane of `method` in `team` has something new: `key`'s, or, without a key, any lane's
+   * (all are asked). Only that method is pumped; nothing of a workspace without it.
+   */
+  private wake(team: string, method: string, key?: string): void {
+    const ws = this.workspaces.get(team);
+    const share = ws?.shares.get(method);
+    if (!ws || !share) return;
+    if (key === undefined) share.scanAll = true;
+    else {
+      const entry = share.entries.get(key);
+      if (entry) share.active.add(entry);
+    }
+    this.schedule(ws, share);
   }
 
   private workspace(team: string): Workspace {
     const found = this.workspaces.get(team);
     if (found) return found;
     const alarm = new Alarm(() => this.pump(ws), this.clock);
-    const ws: Workspace = { shares: new Map(), alarm, pumpQueued: false };
+    const ws: Workspace = {
+      shares: new Map(),
+      alarm,
+      pumpQueued: false,
+      sweepAt: Number.NEGATIVE_INFINITY,
+    };
     this.workspaces.set(team, ws);
     return ws;
   }
@@ -183,22 +259,31 @@ export class CallScheduler {
     const ws = this.workspace(team);
     const found = ws.shares.get(method.name);
     if (found) return found;
-    const bucket = this.allowances({ team, method: method.name }, rulesOf(method.budget), () =>
-      this.schedule(ws),
-    );
     const share: Share = {
       method,
-      bucket,
+      bucket: this.allowances({ team, method: method.name }, rulesOf(method.budget), () =>
+        this.schedule(ws, share),
+      ),
       pausedUntil: Number.NEGATIVE_INFINITY,
       entries: new Map(),
+      active: new Set(),
+      scanAll: false,
+      woken: false,
+      dueAt: Number.NEGATIVE_INFINITY,
+      made: 0,
     };
     ws.shares.set(method.name, share);
     return share;
   }
 
-  /** Pumps once after the current tick, so that calls given together are ordered together. */
-  private schedule(ws: Workspace): void {
-    if (ws.pumpQueued || this.closed) return;
+  /**
+   * Pumps once after the current tick, so that calls given together are ordered together;
+   * `share`: the method whose lanes or budget changed (none: the alarm is only set again).
+   */
+  private schedule(ws: Workspace, share?: Share): void {
+    if (this.closed) return;
+    if (share) share.woken = true;
+    if (ws.pumpQueued) return;
     ws.pumpQueued = true;
     void Promise.resolve().then(() => {
       ws.pumpQueued = false;
@@ -206,31 +291,54 @@ export class CallScheduler {
     });
   }
 
-  /** Starts whatever can go now, then sets the workspace's one alarm for the next instant. */
+  /**
+   * Starts whatever can go now, then sets the workspace's one alarm for the next instant. A
+   * method neither woken nor due is left alone: until its `dueAt` nothing of it can go.
+   */
   private pump(ws: Workspace): void {
     if (this.closed) return;
     const now = this.clock.now();
+    // (A clock set back sweeps at once rather than a long while later.)
+    if (now >= ws.sweepAt || now < ws.sweepAt - SWEEP_MS) this.sweep(ws, now);
     let next = Number.POSITIVE_INFINITY;
     for (const share of ws.shares.values()) {
-      if (!share.method.closed) next = Math.min(next, this.pumpShare(ws, share, now));
+      if (share.method.closed) continue;
+      if (share.woken || now >= share.dueAt) {
+        share.woken = false;
+        share.dueAt = this.pumpShare(ws, share, now);
+      }
+      if (share.dueAt < next) next = share.dueAt;
     }
     if (next < Number.POSITIVE_INFINITY) ws.alarm.set(next);
     else ws.alarm.clear();
   }
 
+  /** Lanes idle long enough are dropped, so that a long-running bot does not grow. */
+  private sweep(ws: Workspace, now: number): void {
+    ws.sweepAt = now + SWEEP_MS;
+    for (const share of ws.shares.values()) {
+      if (share.method.closed) continue;
+      for (const key of share.entries.keys()) {
+        const entry = share.entries.get(key) as Entry;
+        if (!entry.inFlight && entry.lane.expired(now)) {
+          share.entries.delete(key);
+          share.active.delete(entry);
+        }
+      }
+    }
+  }
+
   /** Starts every call of one method that can go now; returns when the next one can. */
   private pumpShare(ws: Workspace, share: Share, now: number): number {
-    // Lanes idle long enough are dropped, so that a long-running bot does not grow.
-    for (const [key, entry] of share.entries) {
-      if (!entry.inFlight && entry.lane.expired(now)) share.entries.delete(key);
-    }
     for (;;) {
       if (now < share.pausedUntil) return share.pausedUntil;
-      const { best, place, nextReady } = this.first(share, now);
+      const best = this.first(share, now);
+      const found = this.found;
       if (!best) {
         share.bucket.withdraw?.();
-        return nextReady;
+        return found.nextReady;
       }
+      const place: QueuePlace = { rank: found.rank, next: found.next };
       if (!share.bucket.tryTake(now, place)) return share.bucket.readyAt(now);
       // A lane's own pace kept in a shared database may have been spent by another replica
       // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).
@@ -240,32 +348,47 @@ export class CallScheduler {
   }
 
   /**
-   * The lane whose call goes first of those ready now (the lowest rank), its place in this
-   * process's queue for the budget, and when the next lane not yet ready will be.
+   * The lane whose call goes first of those ready now (the lowest rank; of equal ranks the
+   * oldest lane), and in `found` its place in this process's queue for the budget and when
+   * the next lane not yet ready will be. Asks the lanes of `active` (every lane after a wake
+   * without a key), and leaves out of it those with nothing to send.
    */
-  private first(
-    share: Share,
-    now: number,
-  ): { best: Entry | undefined; place: QueuePlace; nextReady: number } {
+  private first(share: Share, now: number): Entry | undefined {
     let best: Entry | undefined;
-    const place = { rank: Number.POSITIVE_INFINITY, next: Number.POSITIVE_INFINITY };
+    let rank = Number.POSITIVE_INFINITY;
+    let next = Number.POSITIVE_INFINITY;
     let nextReady = Number.POSITIVE_INFINITY;
-    for (const entry of share.entries.values()) {
-      const wanted = entry.inFlight ? undefined : entry.lane.readyAt(now);
-      if (wanted === undefined) continue;
-      const readyAt = Math.max(wanted, entry.notBefore);
-      if (readyAt > now) {
-        nextReady = Math.min(nextReady, readyAt);
+    const { active } = share;
+    const scanAll = share.scanAll;
+    share.scanAll = false;
+    for (const entry of scanAll ? share.entries.values() : active.values()) {
+      if (entry.inFlight) {
+        if (scanAll) active.add(entry);
         continue;
       }
-      const rank = entry.lane.rank();
-      if (!best || rank < place.rank) {
-        place.next = Math.min(place.next, place.rank);
+      const wanted = entry.lane.readyAt(now);
+      if (wanted === undefined) {
+        active.delete(entry);
+        continue;
+      }
+      if (scanAll) active.add(entry);
+      const readyAt = Math.max(wanted, entry.notBefore);
+      if (readyAt > now) {
+        if (readyAt < nextReady) nextReady = readyAt;
+        continue;
+      }
+      const its = entry.lane.rank();
+      if (!best || its < rank || (its === rank && entry.seq < best.seq)) {
+        if (rank < next) next = rank;
         best = entry;
-        place.rank = rank;
-      } else place.next = Math.min(place.next, rank);
+        rank = its;
+      } else if (its < next) next = its;
     }
-    return { best, place, nextReady };
+    const found = this.found;
+    found.rank = rank;
+    found.next = next;
+    found.nextReady = nextReady;
+    return best;
   }
 
   private dispatch(ws: Workspace, share: Share, entry: Entry, now: number): void {
@@ -281,7 +404,7 @@ export class CallScheduler {
         entry.inFlight = false;
         share.method.landed++;
         entry.lane.landed(value, this.clock.now());
-        this.schedule(ws);
+        this.schedule(ws, share);
       },
       (error: unknown) => {
         entry.inFlight = false;
@@ -317,6 +440,6 @@ export class CallScheduler {
       const delay = backoffMs(retry, { baseMs, maxMs: MAX_BACKOFF_MS, random: this.random });
       entry.notBefore = Math.max(entry.notBefore, now + delay);
     }
-    this.schedule(ws);
+    this.schedule(ws, share);
   }
 }

@@ -205,7 +205,7 @@ export class ThreadSignals<P> {
       }
       const waiters = [...(lane.wanted?.waiters ?? []), settle];
       lane.wanted = { payload, same, waiters };
-      this.lanes.wake(team);
+      this.lanes.wake(team, key);
     });
   }
 

@@ -21,6 +21,13 @@ class TestLane implements Lane {
   maxLive = 0;
   closed = false;
   abandonedWith: unknown;
+  /** Times the scheduler asked readyAt, and expired. */
+  asked = 0;
+  expiryAsked = 0;
+  /** expired() answers this. */
+  gone = false;
+  /** rank() answers this. */
+  order = 0;
   private latest: string | undefined;
   private sending: string | undefined;
   private retries = 0;
@@ -35,11 +42,12 @@ class TestLane implements Lane {
   }
 
   readyAt(): number | undefined {
+    this.asked++;
     return this.latest === undefined ? undefined : Number.NEGATIVE_INFINITY;
   }
 
   rank(): number {
-    return 0;
+    return this.order;
   }
 
   async start(now: number): Promise<unknown> {
@@ -73,7 +81,8 @@ class TestLane implements Lane {
   }
 
   expired(): boolean {
-    return false;
+    this.expiryAsked++;
+    return this.gone;
   }
 
   close(): void {
@@ -279,6 +288,104 @@ describe("CallScheduler", () => {
     await clock.advance(1_000);
     expect(lane.calls.map((c) => c.payload)).toEqual(["a", "b"]);
     scheduler.close();
+  });
+
+  it("pumps only the method woken: another method's lanes are not asked until theirs is due", async () => {
+    const { clock, scheduler, method, times } = setup();
+    const post = method("chat.postMessage", { perMinute: 60, burst: 1 });
+    // One goes at once, two wait for their tokens, a second apart.
+    const waiting = ["C1", "C2", "C3"].map((c) => post("T1", c, c));
+    await clock.advance(0);
+    const asked = () => waiting.reduce((n, lane) => n + lane.asked, 0);
+    const before = asked();
+    const edits = scheduler.register<TestLane>("chat.update", { perMinute: 6_000, burst: 100 });
+    const edit = edits.get("T1", "m", () => new TestLane(clock));
+    for (let i = 0; i < 50; i++) {
+      edit.give(`v${i}`);
+      edits.wake("T1", "m");
+      await clock.advance(1);
+    }
+    expect(edit.calls).toHaveLength(50);
+    expect(asked()).toBe(before);
+    // Due at their instants all the same.
+    await clock.advance(3_000);
+    expect(waiting.map(times)).toEqual([[0], [1_000], [2_000]]);
+  });
+
+  it("asks a lane with nothing to send again only once woken, by its key or with none", async () => {
+    const { clock, scheduler } = setup();
+    const lanes = scheduler.register<TestLane>("chat.update", { perMinute: 60_000, burst: 1_000 });
+    const idle = Array.from({ length: 100 }, (_, i) =>
+      lanes.get("T1", `idle${i}`, () => new TestLane(clock)),
+    );
+    const hot = lanes.get("T1", "hot", () => new TestLane(clock));
+    // Made (and got) just now, each is asked once.
+    lanes.wake("T1", "hot");
+    await clock.advance(0);
+    expect(idle.map((lane) => lane.asked)).toEqual(idle.map(() => 1));
+    const askedIdle = () => idle.reduce((n, lane) => n + lane.asked, 0);
+    const before = askedIdle();
+    for (let i = 0; i < 200; i++) {
+      hot.give(`v${i}`);
+      lanes.wake("T1", "hot");
+      await clock.advance(1);
+    }
+    expect(hot.calls).toHaveLength(200);
+    // The hot lane: asked when woken, and once more after its call landed.
+    expect(hot.asked).toBeLessThanOrEqual(2 * 200 + 1);
+    expect(askedIdle()).toBe(before);
+    // A lane given something without its key named: a wake without a key finds it.
+    const quiet = idle[42] as TestLane;
+    quiet.give("late");
+    lanes.wake("T1");
+    await clock.advance(0);
+    expect(quiet.calls.map((c) => c.payload)).toEqual(["late"]);
+  });
+
+  it("of ready lanes of equal rank, sends the one made first, whatever order they were woken in", async () => {
+    const { clock, scheduler, times } = setup();
+    const lanes = scheduler.register<TestLane>("chat.update", { perMinute: 60, burst: 1 });
+    const made = new Map(
+      ["a", "b", "c", "d"].map((k) => [k, lanes.get("T1", k, () => new TestLane(clock))]),
+    );
+    // The token is spent: the four wait for the next ones together.
+    const first = lanes.get("T1", "first", () => new TestLane(clock));
+    first.give("first");
+    lanes.wake("T1", "first");
+    await clock.advance(0);
+    for (const k of ["c", "a", "d", "b"]) {
+      made.get(k)?.give(k);
+      lanes.wake("T1", k);
+    }
+    // d ranks before the others.
+    (made.get("d") as TestLane).order = -1;
+    await clock.advance(5_000);
+    expect([...made.values()].map(times)).toEqual([[2_000], [3_000], [4_000], [1_000]]);
+  });
+
+  it("looks for expired lanes at most once a second, and drops them", async () => {
+    const { clock, scheduler } = setup();
+    const lanes = scheduler.register<TestLane>("chat.update", { perMinute: 60_000, burst: 1_000 });
+    const idle = Array.from({ length: 10 }, (_, i) =>
+      lanes.get("T1", `idle${i}`, () => new TestLane(clock)),
+    );
+    const hot = lanes.get("T1", "hot", () => new TestLane(clock));
+    for (let i = 0; i < 100; i++) {
+      hot.give(`v${i}`);
+      lanes.wake("T1", "hot");
+      await clock.advance(5);
+    }
+    expect(hot.calls).toHaveLength(100);
+    // 500 ms of wakes: one look.
+    expect(idle.map((lane) => lane.expiryAsked)).toEqual(idle.map(() => 1));
+    for (const lane of idle) lane.gone = true;
+    await clock.advance(1_000);
+    hot.give("again");
+    lanes.wake("T1", "hot");
+    await clock.advance(0);
+    expect(idle.map((lane) => lane.expiryAsked)).toEqual(idle.map(() => 2));
+    expect(lanes.find("T1", "idle0")).toBeUndefined();
+    expect(lanes.find("T1", "hot")).toBe(hot);
   });
 
   it("refuses a second policy for a method and an impossible budget", () => {
