@@ -4,10 +4,10 @@
 // not load TypeScript under the bench's tsx on Node 20.
 import { parentPort } from "node:worker_threads";
 
-parentPort.on("message", async ({ id, url, headers, body }) => {
+parentPort.on("message", async ({ id, url, headers, body, method = "POST" }) => {
   const started = performance.now();
   try {
-    const response = await fetch(url, { method: "POST", headers, body });
+    const response = await fetch(url, { method, headers, body });
     const ms = performance.now() - started;
     await response.arrayBuffer();
     parentPort.postMessage({ id, status: response.status, ms });

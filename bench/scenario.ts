@@ -110,6 +110,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const idle = await Promise.all(bots.map(scrape));
     const cpuBefore = idle.map((text) => readSample(text, "bridge_process_cpu_seconds_total") ?? 0);
     if (database) leases = watchLeases(database.url, bots);
+    for (const bot of bots) await sender.warm(`${bot.url}/healthz`);
 
     const began = Date.now();
     const intervalMs = 1000 / o.arrivalsPerSecond;
