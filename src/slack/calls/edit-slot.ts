@@ -12,6 +12,13 @@ export interface EditTarget {
 /** Performs one `chat.update`; throws the Web API client's error when it fails. */
 export type EditSender<P> = (target: EditTarget, payload: P) => Promise<void>;
 
+/**
+ * What an edit shows: its payload, or what makes the payload when the edit goes (so that only
+ * what is sent is ever built, from the newest words then); made undefined, the message shows
+ * it already and nothing is sent. A payload is never a function itself.
+ */
+export type EditPayload<P> = P | (() => P | undefined);
+
 /** Why an edit's promise rejected without Slack having said no. */
 export class PacerError extends Error {
   constructor(readonly reason: "forgotten" | "closed") {
@@ -37,7 +44,8 @@ export type EditKind = "interim" | "final" | "tidy";
 
 /** A payload to show, with every caller waiting for it (or for an older payload it replaced). */
 interface Edit<P> {
-  payload: P;
+  /** The payload or its maker; once the edit went, what was made (a retry sends it again). */
+  payload: EditPayload<P> | undefined;
   final: boolean;
   /** A final that only tidies (EditKind): it goes after every other edit. */
   tidy: boolean;
@@ -66,8 +74,9 @@ export interface SlotRules<P> {
 }
 
 /**
- * The edits of one message: a single slot with the latest payload (never a queue of stale
- * edits), the edit in flight, and who waits for what. The scheduler decides when it goes.
+ * The edits of one message: a single slot with the latest payload or its maker (never a queue
+ * of stale edits), the edit in flight, and who waits for what. The scheduler decides when it
+ * goes; a maker is called then, once.
  */
 export class EditSlot<P> implements Lane {
   private pending: Edit<P> | undefined;
@@ -97,7 +106,7 @@ export class EditSlot<P> implements Lane {
   }
 
   /** Takes a new payload; false when it was an interim ignored after a final. */
-  give(payload: P, kind: EditKind, waiter: Waiter, now: number): boolean {
+  give(payload: EditPayload<P>, kind: EditKind, waiter: Waiter, now: number): boolean {
     const final = kind !== "interim";
     const tidy = kind === "tidy";
     this.lastActivity = now;
@@ -169,13 +178,20 @@ export class EditSlot<P> implements Lane {
     return this.lastSentAt;
   }
 
-  /** Sends the pending edit. */
+  /**
+   * Sends the pending edit, its payload made now if it is made when it goes. One made
+   * undefined (nothing new to show) lands at once unsent, and holds the next edit back no
+   * more than if it had never been given (the budget taken for it is spent, though).
+   */
   start(now: number): Promise<void> {
     const edit = this.pending as Edit<P>;
     this.pending = undefined;
     this.inFlight = edit;
+    const payload = made(edit.payload);
+    edit.payload = payload;
+    if (payload === undefined) return Promise.resolve();
     this.lastSentAt = now;
-    return this.rules.send(this.target, edit.payload);
+    return this.rules.send(this.target, payload);
   }
 
   landed(_value: unknown, now: number): void {
@@ -183,7 +199,7 @@ export class EditSlot<P> implements Lane {
     this.inFlight = undefined;
     this.lastActivity = now;
     for (const w of edit.waiters) w.resolve();
-    notify(() => this.rules.onSent?.(this.target, edit.final));
+    if (edit.payload !== undefined) notify(() => this.rules.onSent?.(this.target, edit.final));
   }
 
   /** Re-queues, retries (returning the retry number) or gives up the edit in flight. */
@@ -249,6 +265,11 @@ export class EditSlot<P> implements Lane {
     this.inFlight = undefined;
     rejectAll(edit.waiters, error);
   }
+}
+
+/** The payload itself, or what its maker makes of it now. */
+function made<P>(payload: EditPayload<P> | undefined): P | undefined {
+  return typeof payload === "function" ? (payload as () => P | undefined)() : payload;
 }
 
 function rejectAll(waiters: Waiter[], error: unknown): void {

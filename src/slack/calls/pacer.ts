@@ -1,5 +1,6 @@
 import type { Allowance } from "../../budgets/allowance.js";
 import {
+  type EditPayload,
   type EditSender,
   EditSlot,
   type EditTarget,
@@ -8,7 +9,7 @@ import {
 } from "./edit-slot.js";
 import { CallScheduler, type Lanes } from "./scheduler.js";
 
-export { type EditSender, type EditTarget, PacerError } from "./edit-slot.js";
+export { type EditPayload, type EditSender, type EditTarget, PacerError } from "./edit-slot.js";
 
 const METHOD = "chat.update";
 
@@ -53,19 +54,20 @@ export interface PacerOptions {
  * The `chat.update` policy on the call scheduler: each workspace's Tier 3 budget shared by
  * every message the bot edits.
  *
- * Per message one slot holding the latest payload, at most one edit in flight, interim edits
- * at most one per `messageIntervalMs`. When a token is free, final edits go first (oldest
- * first), then interim edits of the message least recently edited (so fifty streaming
- * replies take turns), then tidy finals; interim and tidy edits keep to a pace of half the
- * minute, so that an answer's end never waits for the window. A 429 pauses only its
- * workspace's edits.
+ * Per message one slot holding the latest payload (or what makes it when the edit goes), at
+ * most one edit in flight, interim edits at most one per `messageIntervalMs`. When a token is
+ * free, final edits go first (oldest first), then interim edits of the message least recently
+ * edited (so fifty streaming replies take turns), then tidy finals; interim and tidy edits keep
+ * to a pace of half the minute, so that an answer's end never waits for the window. A 429
+ * pauses only its workspace's edits.
  *
- * Promises: an edit resolves when it or a newer edit of the same message lands. A final edit
- * rejects when it fails for good (a permanent Slack error, or transient errors beyond
- * `finalRetries`). An interim edit is never retried: when it fails, its promise waits for the
- * next edit of the message to land, and rejects if that is a final that fails for good, or on
- * `forget()`, `close()` or `idleRetentionMs` without edits (PacerError). Interim edits given
- * after a final are ignored: they follow the final while it is on its way, resolve at once after.
+ * Promises: an edit resolves when it or a newer edit of the same message lands (an edit whose
+ * maker makes nothing lands unsent: the message shows that already). A final edit rejects when
+ * it fails for good (a permanent Slack error, or transient errors beyond `finalRetries`). An
+ * interim edit is never retried: when it fails, its promise waits for the next edit of the
+ * message to land, and rejects if that is a final that fails for good, or on `forget()`,
+ * `close()` or `idleRetentionMs` without edits (PacerError). Interim edits given after a final
+ * are ignored: they follow the final while it is on its way, resolve at once after.
  */
 export class Pacer<P> {
   private readonly rules: SlotRules<P>;
@@ -119,13 +121,14 @@ export class Pacer<P> {
   }
 
   /**
-   * Wants `payload` shown in the message. `final`: the message's last edit, sent before any
-   * interim edit; with `tidy`, one that shows no words a person waits for (the answer is
-   * whole already): it goes after every other edit.
+   * Wants `payload` shown in the message: the payload, or a maker called when the edit goes
+   * (EditPayload). `final`: the message's last edit, sent before any interim edit; with
+   * `tidy`, one that shows no words a person waits for (the answer is whole already): it goes
+   * after every other edit.
    */
   edit(
     target: EditTarget,
-    payload: P,
+    payload: EditPayload<P>,
     options?: { final?: boolean; tidy?: boolean },
   ): Promise<void> {
     if (this.slots.closed) return Promise.reject(new PacerError("closed"));

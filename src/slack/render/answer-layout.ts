@@ -74,6 +74,17 @@ export function layOut(text: string, wholes: readonly Whole[] = []): Layout {
   return { newlines, cuts, goodCuts, blankCuts, escExtra };
 }
 
+/** The length of `text[from, to)` once `&<>` are escaped for mrkdwn, as `escExtra` counts it. */
+export function escapedLength(text: string, from: number, to: number): number {
+  let length = to - from;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x26) length += 4;
+    else if (c === 0x3c || c === 0x3e) length += 3;
+  }
+  return length;
+}
+
 /** Index of the first element of a sorted array that is above `x` (its length if none). */
 function upperBound(sorted: readonly number[], x: number): number {
   let lo = 0;

@@ -1,4 +1,11 @@
-import { firstAbove, firstContent, lastAtMost, layOut, type Whole } from "./answer-layout.js";
+import {
+  escapedLength,
+  firstAbove,
+  firstContent,
+  lastAtMost,
+  layOut,
+  type Whole,
+} from "./answer-layout.js";
 import { findTables } from "./markdown-tables.js";
 import { renderInterim } from "./render.js";
 import { fitsTableBlock } from "./table-block.js";
@@ -186,10 +193,63 @@ export function splitAnswer(markdown: string, options: SplitOptions = {}): strin
  * those messages once. The last part is still growing and is rendered with renderInterim.
  */
 export function splitInterim(markdownSoFar: string, options: SplitOptions = {}): string[] {
-  const parts = splitAnswer(markdownSoFar, options);
+  return splitInterimWithRoom(markdownSoFar, options).parts;
+}
+
+/** An interim split, and how far its text may grow keeping its parts but the last. */
+export interface InterimSplit {
+  /** The text split. */
+  text: string;
+  /** splitInterim's parts. */
+  parts: string[];
+  /** How long the text may grow keeping its parts (keepsParts). */
+  keptUpTo: number;
+  /** Whether a newline written keeps them too: not once the last part is past softLimit. */
+  keptOverLines: boolean;
+}
+
+/** splitInterim, with the room its parts have (InterimSplit). */
+export function splitInterimWithRoom(
+  markdownSoFar: string,
+  options: SplitOptions = {},
+): InterimSplit {
+  const limits = resolveLimits(options);
+  const { parts } = cutParts(markdownSoFar, limits);
   const last = parts.length - 1;
-  parts[last] = renderInterim(parts[last] as string);
-  return parts;
+  const written = parts[last] as string;
+  parts[last] = renderInterim(written);
+  // The last part is the text's tail (cutParts).
+  const room = roomAfter(markdownSoFar, markdownSoFar.length - written.length, limits);
+  return { text: markdownSoFar, parts, ...room };
+}
+
+/**
+ * Whether `grown`, the split's text with more written after it, splits into as many parts,
+ * all but the last as they are. A text written anew instead is not told apart when it is
+ * within the room.
+ */
+export function keepsParts(split: InterimSplit, grown: string): boolean {
+  if (grown.length < split.text.length || grown.length > split.keptUpTo) return false;
+  return split.keptOverLines || grown.indexOf("\n", split.text.length) === -1;
+}
+
+/**
+ * The room of the last part, which starts at `start`: cutParts cuts no part that fits
+ * softLimit (rule 1), and each written unit adds at most 5 escaped ones. A part past it had no
+ * cut within softLimit, nor a line's end after it within hardLimit (rule 3): it is cut once a
+ * newline is written or it is past hardLimit. A blank last line may be one that cutParts
+ * joined to the part before it, which a word written after it begins anew: no room.
+ */
+function roomAfter(text: string, start: number, limits: Limits) {
+  const n = text.length;
+  const escaped = escapedLength(text, start, n);
+  const upTo = (limit: number) =>
+    Math.min(start + limit, n + Math.floor((limits.escaped - escaped) / 5));
+  if (n - start <= limits.soft && escaped <= limits.escaped) {
+    return { keptUpTo: upTo(limits.soft), keptOverLines: true };
+  }
+  const blankLastLine = firstContent(text, text.lastIndexOf("\n") + 1) === n;
+  return { keptUpTo: blankLastLine ? n : upTo(limits.hard), keptOverLines: false };
 }
 
 /**

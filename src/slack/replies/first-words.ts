@@ -46,7 +46,8 @@ export class FirstWords {
 
   /** The reply was given `view`: the wait ends when it has something to show. */
   seen(view: ReplyView): void {
-    if (!wordless(view)) this.end();
+    // Read only during the wait: every view of the answer is given here.
+    if (this.done && !wordless(view)) this.end();
   }
 
   end(): void {

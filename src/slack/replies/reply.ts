@@ -8,7 +8,13 @@ import type {
 import type { Clock } from "../../time.js";
 import type { Pacer } from "../calls/pacer.js";
 import type { PostGate } from "../calls/post-gate.js";
-import { splitFinal, splitInterim } from "../render/answer-split.js";
+import {
+  type InterimSplit,
+  keepsParts,
+  splitFinal,
+  splitInterim,
+  splitInterimWithRoom,
+} from "../render/answer-split.js";
 import { buildReply, type ReplyPayload } from "../render/reply-blocks.js";
 import { refusedTable } from "../render/table-block.js";
 import { replyMark } from "../web-api/message-mark.js";
@@ -26,7 +32,7 @@ export interface ReplyClient {
 export interface PacedEditsOptions {
   /** The Web API of a workspace (its calls carry that workspace's bot token). */
   client: (team: string) => ReplyClient;
-  pacer: Pacer<ReplyPayload>;
+  pacer: Pick<Pacer<ReplyPayload>, "edit">;
   postGate: PostGate;
   onError?: (error: unknown, what: string) => void;
   /**
@@ -77,10 +83,12 @@ export class PacedEdits implements ReplyStrategy {
 }
 
 /**
- * One turn's reply. Every change of the view is reconciled with the messages in Slack by
- * one serialized loop: earlier parts of a long answer are finalized once they cannot
- * change, the last part carries the status and the Stop button, and only the newest
- * view is ever sent (the pacer coalesces edits).
+ * One turn's reply. Its messages are reconciled with the view by one serialized loop: earlier
+ * parts of a long answer are finalized once they cannot change, the last part carries the
+ * status and the Stop button, and only the newest view is ever sent (the pacer coalesces
+ * edits). The answer is written a few characters at a time, so a view is laid out only when
+ * something goes with it: the loop runs when a part may begin (or the view is the last), and
+ * otherwise the last part's interim edit waits in the pacer and is made when it goes.
  */
 class PacedEditReply implements ReplyRenderer {
   private readonly parts: string[];
@@ -90,8 +98,14 @@ class PacedEditReply implements ReplyRenderer {
   private latest: { view: ReplyView; final: boolean } | undefined;
   private loop: Promise<void> | undefined;
   private finalEdits: Promise<void>[] = [];
-  /** The view last given, for the placeholder's post. */
+  /** The view last given, for the placeholder's post and the last part's interim edits. */
   private newest: ReplyView | undefined;
+  /** The finished view was given: no interim edit is made any more. */
+  private ended = false;
+  /** The interim layout last made: its parts but the last are what Slack shows. */
+  private laidOut: InterimSplit | undefined;
+  /** The part whose interim edit waits in the pacer, to be made from the newest view. */
+  private asked: number | undefined;
   /** The placeholder's post while it is on its way (or waits for the first words). */
   private opening: Promise<void> | undefined;
   private readonly firstWords: FirstWords;
@@ -157,16 +171,23 @@ class PacedEditReply implements ReplyRenderer {
   }
 
   show(view: ReplyView): void {
-    this.latest = { view, final: false };
     this.newest = view;
     this.firstWords.seen(view);
-    this.kick();
+    const laid = this.laidOut;
+    // Words that only grow the last part change only its edit, made when it goes (ask); where
+    // a part may begin, the view is laid out now.
+    if (!this.loop && laid && keepsParts(laid, view.body)) this.ask(view, laid);
+    else {
+      this.latest = { view, final: false };
+      this.kick();
+    }
   }
 
   async finish(view: ReplyView): Promise<void> {
     this.reachNear();
     this.latest = { view, final: true };
     this.newest = view;
+    this.ended = true;
     this.firstWords.end();
     this.kick();
     await this.loop;
@@ -201,34 +222,38 @@ class PacedEditReply implements ReplyRenderer {
   private async sync(view: ReplyView, final: boolean): Promise<void> {
     // The final layout shows tables as table blocks, each ending its message (splitFinal);
     // while the answer is written they are text.
-    const bodies = final
-      ? (this.shown ?? splitFinal(view.body))
-      : view.body === ""
-        ? [""]
-        : splitInterim(view.body);
+    const laid = final ? undefined : splitInterimWithRoom(view.body);
+    const bodies = laid?.parts ?? this.shown ?? splitFinal(view.body);
     for (let i = 0; i < bodies.length; i++) {
-      const isLast = i === bodies.length - 1;
-      let payload = this.partPayload(view, bodies, i, final);
+      const make = () => this.partPayload(view, bodies, i, final);
       const asText = () => this.partPayload(view, bodies, i, false);
+      let payload: ReplyPayload | undefined;
       // A part found already in Slack shows what it was posted with: it is edited below.
       if (this.parts[i] === undefined) {
-        payload = await this.orAsText(payload, asText, async (p) => {
+        payload = await this.orAsText(make(), asText, async (p) => {
           await this.post(i, p);
           return p;
         });
       }
-      const ts = this.parts[i] as string;
+      // The last part's interim edit is made when it goes (ask, below).
+      if (laid && i === bodies.length - 1) break;
+      payload ??= make();
       const key = JSON.stringify(payload);
       if (this.sent.get(i) === key) continue;
       this.sent.set(i, key);
-      const settled = final || !isLast;
-      const at = { team: this.target.team, channel: this.target.channel, ts };
+      // A part edited here is settled (or final): it replaces an interim edit that waits.
+      if (this.asked === i) this.asked = undefined;
+      const at = this.at(i);
       const tidy = this.shown !== undefined;
-      const edit = this.orAsText(payload, asText, (p) =>
-        this.options.pacer.edit(at, p, { final: settled, tidy }),
+      this.finalEdits.push(
+        this.orAsText(payload, asText, (p) =>
+          this.options.pacer.edit(at, p, { final: true, tidy }),
+        ),
       );
-      if (settled) this.finalEdits.push(edit);
-      else edit.catch((error: unknown) => this.options.onError?.(error, "interim edit"));
+    }
+    if (laid) {
+      this.laidOut = laid;
+      this.ask(view, laid);
     }
     if (final && this.parts.length > bodies.length) {
       // The stream showed more parts than the final answer has: remove the extra ones.
@@ -241,6 +266,55 @@ class PacedEditReply implements ReplyRenderer {
           .catch((error: unknown) => this.options.onError?.(error, "delete extra part"));
       }
     }
+  }
+
+  /**
+   * Has the last part's interim edit wait in the pacer, its payload made from the newest view
+   * when it goes (interimPayload), unless one waits already, or the view has the words laid
+   * out and shows what was sent.
+   */
+  private ask(view: ReplyView, laid: InterimSplit): void {
+    const i = laid.parts.length - 1;
+    if (this.asked === i) return;
+    if (view.body === laid.text) {
+      const payload = this.partPayload(view, laid.parts, i, false);
+      if (this.sent.get(i) === JSON.stringify(payload)) return;
+    }
+    this.asked = i;
+    this.options.pacer
+      .edit(this.at(i), () => this.interimPayload(i))
+      .catch((error: unknown) => this.options.onError?.(error, "interim edit"));
+  }
+
+  /**
+   * Part `i`'s interim payload from the newest view, as its edit goes; undefined when it shows
+   * what was sent, or when the newest words change more than that part (a part begins, or the
+   * answer was written anew): the loop lays those out.
+   */
+  private interimPayload(i: number): ReplyPayload | undefined {
+    if (this.asked === i) this.asked = undefined;
+    const view = this.newest;
+    const shown = this.laidOut;
+    if (this.ended || !view || !shown) return undefined;
+    const laid = splitInterimWithRoom(view.body);
+    const { parts } = laid;
+    const onlyLast =
+      parts.length === i + 1 && parts.every((part, j) => j === i || part === shown.parts[j]);
+    if (!onlyLast) {
+      this.latest = { view, final: false };
+      this.kick();
+      return undefined;
+    }
+    this.laidOut = laid;
+    const payload = this.partPayload(view, parts, i, false);
+    const key = JSON.stringify(payload);
+    if (this.sent.get(i) === key) return undefined;
+    this.sent.set(i, key);
+    return payload;
+  }
+
+  private at(i: number) {
+    return { team: this.target.team, channel: this.target.channel, ts: this.parts[i] as string };
   }
 
   /**

@@ -84,6 +84,38 @@ describe("Pacer: one message", () => {
     expect(s.maxLivePerMessage()).toBe(1);
   });
 
+  it("makes a payload given as a maker when its edit goes, only the newest, and sends none made empty", async () => {
+    const s = fakeSender();
+    const sent: boolean[] = [];
+    const p = pacer(s.send, { updatesPerMinute: 600, burst: 10, onSent: (_t, f) => sent.push(f) });
+    const made: string[] = [];
+    const maker = (payload: string | undefined) => () => {
+      made.push(payload ?? "nothing");
+      return payload;
+    };
+    fire(p.edit(msg("m1"), maker("a")));
+    await tick();
+    const b = track(p.edit(msg("m1"), maker("b")));
+    const c = track(p.edit(msg("m1"), maker("c")));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(made).toEqual(["a"]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(made).toEqual(["a", "c"]);
+    // Made nothing new to show: not sent, and no more holding the next edit back than if never given.
+    const none = track(p.edit(msg("m1"), maker(undefined)));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect([b, c, none]).toEqual([{ settled: true }, { settled: true }, { settled: true }]);
+    fire(p.edit(msg("m1"), "d"));
+    await tick();
+    expect(made).toEqual(["a", "c", "nothing"]);
+    expect(s.calls.map((x) => [x.payload, x.t - 1_000_000])).toEqual([
+      ["a", 0],
+      ["c", 1_000],
+      ["d", 2_000],
+    ]);
+    expect(sent).toEqual([false, false, false]);
+  });
+
   it("does not hold a final back by the interval, but waits for the in-flight edit", async () => {
     const s = fakeSender(() => ({ latencyMs: 300 }));
     const p = pacer(s.send);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { splitAnswer, splitInterim } from "../../../src/slack/render/answer-split.js";
+import {
+  keepsParts,
+  splitAnswer,
+  splitInterim,
+  splitInterimWithRoom,
+} from "../../../src/slack/render/answer-split.js";
 import { escapeMrkdwn, toPlainFallback } from "../../../src/slack/render/mrkdwn.js";
 import { renderInterim } from "../../../src/slack/render/render.js";
 import { endsInsideFence, random, sampleMarkdown } from "../markdown-samples.js";
@@ -211,6 +216,67 @@ describe("splitInterim", () => {
       `${"a".repeat(50)}\n`,
       "```py\nprint(1)\n```",
     ]);
+  });
+});
+
+describe("splitInterimWithRoom", () => {
+  /**
+   * Grows `md` by chunks; after each, the longest text that keepsParts says keeps the parts,
+   * and one on the way to it, split into as many, all but the last the same. Returns the
+   * share of chunks that kept the parts before them.
+   */
+  function grow(md: string, limits: Limits, chunk: () => number, rng: () => number): number {
+    const options = optionsOf(limits);
+    let kept = 0;
+    let chunks = 0;
+    for (let at = 0; at < md.length; ) {
+      const split = splitInterimWithRoom(md.slice(0, at), options);
+      expect(split.parts).toEqual(splitInterim(md.slice(0, at), options));
+      let longest = at;
+      while (longest < md.length && keepsParts(split, md.slice(0, longest + 1))) longest++;
+      for (const to of [longest, at + Math.floor(rng() * (longest - at))]) {
+        const parts = splitInterim(md.slice(0, to), options);
+        expect(parts.length).toBe(split.parts.length);
+        expect(parts.slice(0, -1)).toEqual(split.parts.slice(0, -1));
+      }
+      const next = Math.min(md.length, at + chunk());
+      chunks++;
+      if (next <= longest) kept++;
+      at = next;
+    }
+    return kept / chunks;
+  }
+
+  it("keeps the parts while the text grows within its room, and mostly does", () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const rng = random(seed);
+      const soft = 60 + Math.floor(rng() * 200);
+      const hard = soft + Math.floor(rng() * 2 * soft);
+      // Ampersands escape to five units: a small escaped limit binds before softLimit.
+      const escaped = seed % 3 === 0 ? 2 * soft : 36_000;
+      const md = sampleMarkdown(seed, {
+        size: 1_500,
+        maxCodeLines: 40,
+        maxLineLength: seed % 4 === 0 ? hard * 2 : 120,
+      });
+      const kept = grow(md, { soft, hard, escaped }, () => 1 + Math.floor(rng() * 12), rng);
+      expect(kept).toBeGreaterThan(0.5);
+    }
+  });
+
+  it("leaves no room past softLimit but for a line being written, none after a blank line", () => {
+    const limits = { soft: 60, hard: 200, escaped: 36_000 };
+    const code = `\`\`\`\n${"x".repeat(70)}`;
+    const inCode = splitInterimWithRoom(code, optionsOf(limits));
+    expect(keepsParts(inCode, `${code}yyy`)).toBe(true);
+    expect(keepsParts(inCode, `${code}\n`)).toBe(false);
+    expect(keepsParts(inCode, `${code}${"y".repeat(200)}`)).toBe(false);
+    // The blank line joins the part before it; a word after it begins the next.
+    const blank = `${"a ".repeat(40)}\n\n`;
+    const joined = splitInterimWithRoom(blank, optionsOf(limits));
+    expect(joined.parts).toHaveLength(1);
+    expect(keepsParts(joined, `${blank}b`)).toBe(false);
+    expect(splitInterim(`${blank}b`, optionsOf(limits))).toHaveLength(2);
   });
 });
 

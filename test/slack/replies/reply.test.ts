@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ReplyStep, ReplyTarget, ReplyView } from "../../../src/bridge/ports.js";
-import { Pacer } from "../../../src/slack/calls/pacer.js";
+import { type EditPayload, Pacer } from "../../../src/slack/calls/pacer.js";
 import { PostGate } from "../../../src/slack/calls/post-gate.js";
 import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
+import { splitAnswer } from "../../../src/slack/render/answer-split.js";
 import type { ReplyPayload } from "../../../src/slack/render/reply-blocks.js";
 import { PacedEdits, type ReplyClient } from "../../../src/slack/replies/reply.js";
 import { type MessageMark, replyMark } from "../../../src/slack/web-api/message-mark.js";
@@ -88,9 +89,24 @@ function setup(
     },
     { scheduler, updatesPerMinute: 600, burst: 10 },
   );
+  /** Edits given to the pacer, and their payloads made (a maker is called as its edit goes). */
+  const edits = { given: 0, made: 0 };
   const strategy = new PacedEdits({
     client: () => client,
-    pacer,
+    pacer: {
+      edit: (target, payload: EditPayload<ReplyPayload>, options) => {
+        edits.given++;
+        if (typeof payload !== "function") {
+          edits.made++;
+          return pacer.edit(target, payload, options);
+        }
+        const counted = () => {
+          edits.made++;
+          return payload();
+        };
+        return pacer.edit(target, counted, options);
+      },
+    },
     postGate: new PostGate({ scheduler, retryDelayMs: 100 }),
     findMessage: async ({ mark }) => {
       log.push(`look for part ${mark.event_payload.part}`);
@@ -126,7 +142,7 @@ function setup(
     while (!done) await clock.advance(1_000);
     return watched;
   };
-  return { clock, calls, errors, recorded, render, log, thread, settle, layouts };
+  return { clock, calls, errors, recorded, render, log, thread, settle, layouts, edits };
 }
 
 /** An answer that takes three messages. */
@@ -367,6 +383,69 @@ describe("PacedEdits", () => {
       "partial",
       "All of it.",
     ]);
+  });
+
+  it("makes one payload for each edit that goes, from the newest of the views given meanwhile", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view("", { kind: "starting" }));
+    reply.show(view("Hel"));
+    await s.clock.advance(0);
+    const before = { ...s.edits };
+    // A hundred views within the message's second: one edit waits, made as it goes.
+    let body = "Hel";
+    for (let i = 0; i < 100; i++) {
+      body += ` w${i}`;
+      reply.show(view(body));
+      await s.clock.advance(5);
+    }
+    expect(s.edits).toEqual({ given: before.given + 1, made: before.made });
+    await s.clock.advance(1_000);
+    expect(s.edits).toEqual({ given: before.given + 1, made: before.made + 1 });
+    expect(s.calls.filter((c) => c.method === "update").map((c) => c.text)).toEqual(["Hel", body]);
+  });
+
+  it("rolls a long answer over to its next message as it is written, before the size cap", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view("", { kind: "starting" }));
+    // Four characters at a time, fifty times a second.
+    for (let at = 4; at < LONG.length; at += 4) {
+      reply.show(view(LONG.slice(0, at)));
+      await s.clock.advance(20);
+    }
+    const written = splitAnswer(LONG);
+    expect(written).toHaveLength(3);
+    const posts = s.calls.filter((c) => c.method === "post");
+    expect(posts.map((c) => c.ts)).toEqual(["9.1", "9.2", "9.3"]);
+    expect(s.recorded.parts.at(-1)).toEqual(["9.1", "9.2", "9.3"]);
+    // Each continuation was posted with the first line after its cut, and its part before
+    // it ended as the final answer's, never showing more than a part holds.
+    for (const c of posts.slice(1)) expect(c.text?.length).toBeLessThan(30);
+    const lastOf = (ts: string) => s.calls.filter((c) => c.ts === ts).at(-1)?.text;
+    expect([lastOf("9.1"), lastOf("9.2")]).toEqual(written.slice(0, 2));
+    for (const c of s.calls) expect(c.text?.length).toBeLessThanOrEqual(3_800);
+    // Layout went with what was sent: a payload made for each edit and post, not each view.
+    expect(s.edits.made).toBeLessThan(s.calls.length + 3);
+    await s.settle(reply.finish(view(LONG, { kind: "completed" })));
+    expect(lastOf("9.3")).toBe(written[2]);
+  });
+
+  it("follows an answer written anew in every message it shows, not only the last", async () => {
+    const s = setup();
+    const reply = s.render();
+    await reply.open(view("", { kind: "starting" }));
+    const first = LONG.slice(0, 5_000);
+    reply.show(view(first));
+    await s.clock.advance(2_000);
+    // As long, so that it fits the room of the layout before: the last part's edit finds it.
+    const anew = first.replaceAll("line", "LINE");
+    reply.show(view(anew));
+    await s.clock.advance(2_000);
+    const lastOf = (ts: string) => s.calls.filter((c) => c.ts === ts).at(-1)?.text;
+    const parts = splitAnswer(anew);
+    expect(parts).toHaveLength(2);
+    expect([lastOf("9.1"), lastOf("9.2")]).toEqual(parts);
   });
 
   it("shows the step in progress in the paced edits, spending no edit on a step it does not show", async () => {
