@@ -66,6 +66,12 @@ export interface SlotRules<P> {
    * finals (pacer.ts); undefined: none of its own.
    */
   interimPace: ((team: string) => Allowance) | undefined;
+  /**
+   * The instant from which the workspace's budget has room for an interim or tidy edit beyond
+   * the finals still to come (Pacer.owe): they never take what an answer's end will need.
+   * Undefined: no such room is kept.
+   */
+  roomAt: ((team: string, now: number) => number) | undefined;
   /** Retries of a final after transient errors. */
   finalRetries: number;
   /** How long a message with nothing to send is remembered, ms. */
@@ -151,7 +157,8 @@ export class EditSlot<P> implements Lane {
     // Kept in a database, the pace's take is asked for once the message may go, so that `take`
     // finds it in hand.
     if (own <= now) pace?.ask?.(now);
-    return Math.max(pace?.readyAt(now) ?? Number.NEGATIVE_INFINITY, own);
+    const paced = Math.max(pace?.readyAt(now) ?? Number.NEGATIVE_INFINITY, own);
+    return Math.max(paced, this.rules.roomAt?.(this.target.team, now) ?? paced);
   }
 
   /** Takes the interim pace for an interim or tidy edit (a final has none). */
@@ -179,19 +186,33 @@ export class EditSlot<P> implements Lane {
   }
 
   /**
-   * Sends the pending edit, its payload made now if it is made when it goes. One made
-   * undefined (nothing new to show) lands at once unsent, and holds the next edit back no
-   * more than if it had never been given (the budget taken for it is spent, though).
+   * Makes the pending edit's payload, if it is made when it goes, just before the budget is
+   * taken for it. One made undefined (nothing new to show) is not sent: its callers are told it
+   * landed, no budget is spent on it, and it holds the next edit back no more than if it had
+   * never been given.
+   */
+  prepare(): boolean {
+    const edit = this.pending;
+    if (!edit) return false;
+    edit.payload = made(edit.payload);
+    if (edit.payload !== undefined) return true;
+    this.pending = undefined;
+    for (const w of edit.waiters) w.resolve();
+    return false;
+  }
+
+  /**
+   * Sends the pending edit, made by `prepare` (or now: a budget kept in a database may let it
+   * go before saying it has room). One made undefined only now lands at once unsent.
    */
   start(now: number): Promise<void> {
     const edit = this.pending as Edit<P>;
     this.pending = undefined;
     this.inFlight = edit;
-    const payload = made(edit.payload);
-    edit.payload = payload;
-    if (payload === undefined) return Promise.resolve();
+    edit.payload = made(edit.payload);
+    if (edit.payload === undefined) return Promise.resolve();
     this.lastSentAt = now;
-    return this.rules.send(this.target, payload);
+    return this.rules.send(this.target, edit.payload);
   }
 
   landed(_value: unknown, now: number): void {

@@ -30,6 +30,12 @@ export interface Lane {
    * replicas share may have been spent by another since `readyAt`. Absent: no pace of its own.
    */
   take?(now: number): boolean;
+  /**
+   * The call about to go is made ready (its content decided), just before the method's budget
+   * is taken for it; false when it turns out to have nothing to send: the lane then has no call
+   * and no budget is spent. Absent: a call always has something to send.
+   */
+  prepare?(now: number): boolean;
   /** Makes the next call; the budget for it (and the lane's own pace) is already taken. */
   start(now: number): Promise<unknown>;
   /** The call made by `start` landed with `value`. */

@@ -74,6 +74,8 @@ export class Pacer<P> {
   private readonly scheduler: CallScheduler;
   private readonly slots: Lanes<EditSlot<P>>;
   private readonly interimPaces = new Map<string, Allowance>();
+  /** Per workspace, the messages whose final edit is still to come (`owe`). */
+  private readonly owed = new Map<string, number>();
 
   constructor(send: EditSender<P>, options: PacerOptions = {}) {
     const perMinute = options.updatesPerMinute ?? 47;
@@ -82,6 +84,12 @@ export class Pacer<P> {
       messageIntervalMs: options.messageIntervalMs ?? 1_000,
       interimPace:
         options.burst === undefined ? (team) => this.interimPace(team, perMinute) : undefined,
+      // A bucket's next token goes to a final first anyway; a minute's window spent at once
+      // would hold an answer's end back until it moves on.
+      roomAt:
+        options.burst === undefined
+          ? (team, now) => this.scheduler.readyAfter(team, METHOD, this.owed.get(team) ?? 0, now)
+          : undefined,
       finalRetries: options.finalRetries ?? 5,
       idleRetentionMs: options.idleRetentionMs ?? 600_000,
       onSent: options.onSent,
@@ -145,6 +153,26 @@ export class Pacer<P> {
       const fresh = slot.give(payload, kind, { resolve, reject }, now);
       if (fresh) this.slots.wake(team, key);
     });
+  }
+
+  /**
+   * A message of workspace `team` will need a final edit (an answer's end): until the function
+   * returned is called (its final given, or no longer to come), interim and tidy edits leave
+   * the workspace's budget one edit for it. Without that, the interim edits of many answers
+   * being written could spend the minute that their ends then wait for.
+   */
+  owe(team: string): () => void {
+    this.owed.set(team, (this.owed.get(team) ?? 0) + 1);
+    let paid = false;
+    return () => {
+      if (paid) return;
+      paid = true;
+      const left = (this.owed.get(team) ?? 1) - 1;
+      if (left > 0) this.owed.set(team, left);
+      else this.owed.delete(team);
+      // Interim edits held back for it may go now.
+      this.slots.wake(team);
+    };
   }
 
   forget(target: EditTarget): void {

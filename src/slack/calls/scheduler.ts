@@ -194,6 +194,17 @@ export class CallScheduler {
   }
 
   /**
+   * The earliest instant at which a call of `method` in workspace `team` could have the
+   * budget once `ahead` calls had it before (and a 429 pause is over): a policy reads it to
+   * keep part of the budget for calls still to come. Read-only.
+   */
+  readyAfter(team: string, method: string, ahead: number, now: number): number {
+    const share = this.workspaces.get(team)?.shares.get(method);
+    if (!share) return now;
+    return Math.max(share.bucket.readyAt(now, ahead), share.pausedUntil);
+  }
+
+  /**
    * The allowance of a lane with a pace of its own (a channel's posts), kept where the
    * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
    * `scope.method` is the policy's method: when the allowance changes (a take kept in a
@@ -339,6 +350,10 @@ export class CallScheduler {
         return found.nextReady;
       }
       const place: QueuePlace = { rank: found.rank, next: found.next };
+      // A call made as it goes is made once the budget has room for it, before that is spent:
+      // one with nothing to send after all gives its turn up.
+      const room = best.lane.prepare && share.bucket.readyAt(now) <= now;
+      if (room && !best.lane.prepare?.(now)) continue;
       if (!share.bucket.tryTake(now, place)) return share.bucket.readyAt(now);
       // A lane's own pace kept in a shared database may have been spent by another replica
       // since its readyAt: the call waits (the workspace's token is lost, rarely, in that race).

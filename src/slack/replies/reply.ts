@@ -32,7 +32,7 @@ export interface ReplyClient {
 export interface PacedEditsOptions {
   /** The Web API of a workspace (its calls carry that workspace's bot token). */
   client: (team: string) => ReplyClient;
-  pacer: Pick<Pacer<ReplyPayload>, "edit">;
+  pacer: Pick<Pacer<ReplyPayload>, "edit" | "owe">;
   postGate: PostGate;
   onError?: (error: unknown, what: string) => void;
   /**
@@ -112,6 +112,8 @@ class PacedEditReply implements ReplyRenderer {
   /** Settles when the first message is near enough for the run to start (see `near`). */
   private readonly nearing: Promise<void>;
   private reachNear: () => void = () => undefined;
+  /** The final edit still to come is given (Pacer.owe). */
+  private readonly payFinal: () => void;
 
   constructor(
     private readonly target: ReplyTarget,
@@ -131,6 +133,8 @@ class PacedEditReply implements ReplyRenderer {
       this.reachNear = resolve;
     });
     if (this.parts.length > 0) this.reachNear();
+    // Its end will need an edit: interim edits leave the workspace's budget room for it.
+    this.payFinal = shown ? () => undefined : options.pacer.owe(target.team);
   }
 
   async open(view: ReplyView): Promise<void> {
@@ -190,7 +194,12 @@ class PacedEditReply implements ReplyRenderer {
     this.ended = true;
     this.firstWords.end();
     this.kick();
-    await this.loop;
+    try {
+      await this.loop;
+    } finally {
+      // Given by now, or never to be.
+      this.payFinal();
+    }
     const edits = this.finalEdits;
     this.finalEdits = [];
     await Promise.all(edits);
@@ -255,6 +264,8 @@ class PacedEditReply implements ReplyRenderer {
       this.laidOut = laid;
       this.ask(view, laid);
     }
+    // The final edits are the pacer's now: interim edits no longer leave room for them.
+    if (final) this.payFinal();
     if (final && this.parts.length > bodies.length) {
       // The stream showed more parts than the final answer has: remove the extra ones.
       const extra = this.parts.splice(bodies.length);

@@ -116,6 +116,21 @@ describe("Pacer: one message", () => {
     expect(sent).toEqual([false, false, false]);
   });
 
+  it("spends none of the minute's edits on an edit made empty", async () => {
+    const s = fakeSender();
+    const p = pacer(s.send, { updatesPerMinute: 2 });
+    const empty = track(p.edit(msg("m1"), () => undefined, { final: true }));
+    fire(p.edit(msg("m2"), "two", { final: true }));
+    fire(p.edit(msg("m3"), "three", { final: true }));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(empty.settled).toBe(true);
+    // Two a minute: both go, none waits for the window to move on.
+    expect(s.calls.map((c) => [c.payload, c.t - 1_000_000])).toEqual([
+      ["two", 0],
+      ["three", 0],
+    ]);
+  });
+
   it("does not hold a final back by the interval, but waits for the in-flight edit", async () => {
     const s = fakeSender(() => ({ latencyMs: 300 }));
     const p = pacer(s.send);
@@ -225,6 +240,31 @@ describe("Pacer: the workspace budget", () => {
     expect(maxInWindow).toBeGreaterThanOrEqual(27);
     expect(s.calls.length).toBeGreaterThanOrEqual(5 + 23 * 4.9);
     expect(maxTimers).toBe(1);
+  });
+
+  it("leaves the minute's edits room for the finals still to come, and lets interims go once they are given", async () => {
+    const s = fakeSender();
+    const p = pacer(s.send, { updatesPerMinute: 8 });
+    // Seven answers being written, each to end with a final edit; three show words meanwhile.
+    const pay = Array.from({ length: 7 }, () => p.owe("T1"));
+    const write = async (messages: string[], seconds: number) => {
+      for (let t = 0; t < seconds; t++) {
+        for (const m of messages) fire(p.edit(msg(m), `${m} @${t}`));
+        await vi.advanceTimersByTimeAsync(1_000);
+      }
+    };
+    await write(["a", "b", "c"], 30);
+    // Eight a minute, seven kept for the ends: one interim edit (their own pace allows three).
+    expect(s.calls).toHaveLength(1);
+    pay[0]?.();
+    const end = track(p.edit(msg("a"), "a whole", { final: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(end.settled).toBe(true);
+    expect(s.calls.at(-1)?.payload).toBe("a whole");
+    // Every end given: the interims take their pace again.
+    for (const paid of pay) paid();
+    await write(["b", "c"], 30);
+    expect(s.calls.length).toBeGreaterThanOrEqual(4);
   });
 
   it("shares the budget fairly: 50 streaming messages all get edits, evenly spread", async () => {

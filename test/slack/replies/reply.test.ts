@@ -106,6 +106,7 @@ function setup(
         };
         return pacer.edit(target, counted, options);
       },
+      owe: (team) => pacer.owe(team),
     },
     postGate: new PostGate({ scheduler, retryDelayMs: 100 }),
     findMessage: async ({ mark }) => {
