@@ -304,7 +304,9 @@ describe("budgets that follow identity", () => {
       );
     await h.slack.waitFor(() => runsBy(ALICE_TOKEN).length === 20);
     // Alice's 21st to 30th wait in her own queue for the next minute; Bob's question does not.
-    await h.mention("<@UBOT> my turn?", { user: BOB });
+    // (Asked in another channel: in hers, his answer's message would wait its turn behind the
+    // messages of hers that Slack's post a second has not made yet, and its run with it.)
+    await h.mention("<@UBOT> my turn?", { user: BOB, channel: "C_OTHER" });
     await h.slack.waitFor(() => runsBy(BOB_TOKEN).length === 1, 3_000);
     // Nobody's start went past the service's limit: no 429 for either token.
     expect(runsBy(ALICE_TOKEN)).toHaveLength(20);
