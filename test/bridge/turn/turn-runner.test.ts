@@ -59,19 +59,15 @@ async function setup() {
 }
 
 const names = (calls: ServiceCall[]) => calls.map((c) => c.call);
+/** The service calls of a turn worked from its start to its end. */
+const EVERY_CALL = ["openThread", "postMessage", "startRun", "streamRun", "getRun"];
 
 describe("the turn runner", () => {
   it("works a turn through every step and ends with the run's own text", async () => {
     const s = await setup();
     const t = await s.turn();
     const done = await s.finish(await s.live(t));
-    expect(names(s.service.calls)).toEqual([
-      "openThread",
-      "postMessage",
-      "startRun",
-      "streamRun",
-      "getRun",
-    ]);
+    expect(names(s.service.calls)).toEqual(EVERY_CALL);
     expect(s.service.calls[1]).toEqual({
       call: "postMessage",
       threadId: "thread-1",
@@ -283,13 +279,7 @@ describe("the turn runner", () => {
     const t = await s.turn();
     const done = s.runner.run(await s.live(t));
     while (s.service.count("getRun") === 0) await s.clock.advance(1_000);
-    expect(names(s.service.calls)).toEqual([
-      "openThread",
-      "postMessage",
-      "startRun",
-      "streamRun",
-      "getRun",
-    ]);
+    expect(names(s.service.calls)).toEqual(EVERY_CALL);
     expect(s.replies.story(t.id).at(-1)).not.toMatch(/^finish/);
     s.replies.release();
     await done;
@@ -307,13 +297,7 @@ describe("the turn runner", () => {
     s.replies.nearNow();
     while (s.service.count("getRun") === 0) await s.clock.advance(1_000);
     await done;
-    expect(names(s.service.calls)).toEqual([
-      "openThread",
-      "postMessage",
-      "startRun",
-      "streamRun",
-      "getRun",
-    ]);
+    expect(names(s.service.calls)).toEqual(EVERY_CALL);
     expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "completed" });
   });
 
