@@ -46,6 +46,8 @@ export class FakeService implements AssistantService {
   steps: ReplyStep[] = [];
   /** Run starts say they wait behind this many (the budget's onQueued), when set. */
   queuedAhead: number | undefined;
+  /** How long run starts say they expect to wait, with `queuedAhead`, ms. */
+  queuedWaitMs = 1_000;
   private readonly runs = new Map<string, Run>();
   private readonly gates: Gate[] = [];
   private readonly failures: { call: ServiceCall["call"]; error: Error }[] = [];
@@ -93,7 +95,7 @@ export class FakeService implements AssistantService {
     opts?: CallOptions,
   ): Promise<Run> {
     if (this.queuedAhead !== undefined) {
-      opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: 1_000 });
+      opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: this.queuedWaitMs });
     }
     if (opts?.signal?.aborted) throw opts.signal.reason;
     const sent = typeof body === "function" ? await body() : body;

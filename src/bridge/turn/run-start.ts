@@ -8,6 +8,14 @@ import { serviceThreadOf } from "./thread-open.js";
 import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
+ * The least wait for the service's budget that the reply shows as "queued", ms. A shorter one
+ * (a round trip to the budget replicas share, requests ahead that go at once) says nothing a
+ * person needs, and shown, it would end the first message's wait for the first words: the
+ * message would go without them, and they would wait for a change of it.
+ */
+const SHOWN_WAIT_MS = 1_000;
+
+/**
  * A run start was sent and whether the service started the run cannot be known: it failed
  * after it may have reached the service, or the turn was found `run_starting` after a
  * restart. The interface offers no way to find a thread's runs, and a second start would
@@ -89,8 +97,10 @@ export class RunStart {
         {
           ...callerOf(context),
           signal: waits.signal,
-          onQueued: (p) =>
-            life.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
+          onQueued: (p) => {
+            if (p.expectedWaitMs < SHOWN_WAIT_MS) return;
+            life.reply.status({ kind: "queued", ahead: p.position, where: "service" });
+          },
           // Once this attempt has its connection; not a byte is written before this resolves.
           onSend: async () => {
             waits.detach();

@@ -86,6 +86,16 @@ describe("RunStart", () => {
     expect(s.replies.story(t.id)).toEqual(["show:queued(service 3)", "show:working"]);
   });
 
+  it("shows nothing of a wait shorter than a second, so the first words may still come first", async () => {
+    const s = await setup();
+    // A round trip to the budget replicas share: requests ahead, going at once.
+    s.service.queuedAhead = 3;
+    s.service.queuedWaitMs = 250;
+    const t = await s.posted();
+    await s.start.step(t, await s.context(t));
+    expect(s.replies.story(t.id)).toEqual(["show:working"]);
+  });
+
   it("stopped while the start waits, starts nothing and records nothing", async () => {
     const s = await setup();
     const t = await s.posted();
