@@ -46,8 +46,8 @@ export class FakeService implements AssistantService {
   steps: ReplyStep[] = [];
   /** Run starts say they wait behind this many (the budget's onQueued), when set. */
   queuedAhead: number | undefined;
-  /** How long run starts say they expect to wait, with `queuedAhead`, ms. */
-  queuedWaitMs = 1_000;
+  /** With `queuedAhead`, run starts wait for this before they go on (their turn in the budget). */
+  queuedUntil: Promise<void> | undefined;
   private readonly runs = new Map<string, Run>();
   private readonly gates: Gate[] = [];
   private readonly failures: { call: ServiceCall["call"]; error: Error }[] = [];
@@ -95,7 +95,8 @@ export class FakeService implements AssistantService {
     opts?: CallOptions,
   ): Promise<Run> {
     if (this.queuedAhead !== undefined) {
-      opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: this.queuedWaitMs });
+      opts?.onQueued?.({ position: this.queuedAhead, expectedWaitMs: 1_000 });
+      await this.queuedUntil;
     }
     if (opts?.signal?.aborted) throw opts.signal.reason;
     const sent = typeof body === "function" ? await body() : body;

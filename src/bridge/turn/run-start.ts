@@ -8,10 +8,10 @@ import { serviceThreadOf } from "./thread-open.js";
 import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
- * The least wait for the service's budget that the reply shows as "queued", ms. A shorter one
- * (a round trip to the budget replicas share, requests ahead that go at once) says nothing a
- * person needs, and shown, it would end the first message's wait for the first words: the
- * message would go without them, and they would wait for a change of it.
+ * How long the start must have waited for the service's budget before the reply shows it
+ * "queued", ms. A shorter wait (a round trip to the budget replicas share, requests ahead that
+ * go at once) says nothing a person needs, and shown, it would end the first message's wait
+ * for the first words: the message would go without them, and they would wait for a change.
  */
 const SHOWN_WAIT_MS = 1_000;
 
@@ -87,6 +87,9 @@ export class RunStart {
     let sent: RunSettings | undefined;
     let recorded = false;
     let recordFailure: unknown;
+    const queued = queuedShown(this.deps.clock, (p) =>
+      life.reply.status({ kind: "queued", ahead: p.position, where: "service" }),
+    );
     try {
       return await service.startRun(
         serviceThreadOf(context),
@@ -97,12 +100,10 @@ export class RunStart {
         {
           ...callerOf(context),
           signal: waits.signal,
-          onQueued: (p) => {
-            if (p.expectedWaitMs < SHOWN_WAIT_MS) return;
-            life.reply.status({ kind: "queued", ahead: p.position, where: "service" });
-          },
+          onQueued: queued.told,
           // Once this attempt has its connection; not a byte is written before this resolves.
           onSend: async () => {
+            queued.over();
             waits.detach();
             try {
               await turns.recordRunAttempt(turn.id, sent as RunSettings);
@@ -116,6 +117,7 @@ export class RunStart {
         },
       );
     } catch (error) {
+      queued.over();
       // The attempt could not be recorded, so it was not sent: the store's error, as it is.
       if (recordFailure !== undefined) throw recordFailure;
       if (!recorded) throw error;
@@ -140,5 +142,34 @@ function untilSent(source: AbortSignal): { signal: AbortSignal; detach(): void }
   return {
     signal: controller.signal,
     detach: () => source.removeEventListener("abort", abort),
+  };
+}
+
+/**
+ * The start's wait for the service's budget, shown once it has lasted SHOWN_WAIT_MS, and
+ * every change after that; `over` once the start is sent or given up.
+ */
+type QueueInfo = { position: number; expectedWaitMs: number };
+
+function queuedShown(clock: Clock, show: (p: QueueInfo) => void) {
+  let latest: QueueInfo | undefined;
+  let shown = false;
+  let cancel: (() => void) | undefined;
+  return {
+    told: (p: QueueInfo) => {
+      latest = p;
+      if (shown) show(p);
+      else
+        cancel ??= clock.timer(SHOWN_WAIT_MS, () => {
+          shown = true;
+          if (latest) show(latest);
+        });
+    },
+    over: () => {
+      cancel?.();
+      cancel = undefined;
+      latest = undefined;
+      shown = false;
+    },
   };
 }

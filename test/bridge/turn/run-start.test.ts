@@ -78,21 +78,31 @@ describe("RunStart", () => {
     expect(await work).toMatchObject({ state: "run_started", settings: {} });
   });
 
-  it("shows the turn queued at the service while its start waits", async () => {
+  it("shows the turn queued at the service once its start has waited a second", async () => {
     const s = await setup();
     s.service.queuedAhead = 3;
+    let turnComes = () => {};
+    s.service.queuedUntil = new Promise<void>((resolve) => {
+      turnComes = resolve;
+    });
     const t = await s.posted();
-    await s.start.step(t, await s.context(t));
+    const started = s.start.step(t, await s.context(t));
+    await s.clock.advance(999);
+    expect(s.replies.story(t.id)).toEqual([]);
+    await s.clock.advance(1);
+    expect(s.replies.story(t.id)).toEqual(["show:queued(service 3)"]);
+    turnComes();
+    await started;
     expect(s.replies.story(t.id)).toEqual(["show:queued(service 3)", "show:working"]);
   });
 
-  it("shows nothing of a wait shorter than a second, so the first words may still come first", async () => {
+  it("shows nothing of a shorter wait, so that the first words may still come first", async () => {
     const s = await setup();
-    // A round trip to the budget replicas share: requests ahead, going at once.
+    // A round trip to the budget replicas share, say: told, then its turn at once.
     s.service.queuedAhead = 3;
-    s.service.queuedWaitMs = 250;
     const t = await s.posted();
     await s.start.step(t, await s.context(t));
+    await s.clock.advance(5_000);
     expect(s.replies.story(t.id)).toEqual(["show:working"]);
   });
 
