@@ -145,12 +145,13 @@ function untilSent(source: AbortSignal): { signal: AbortSignal; detach(): void }
   };
 }
 
+/** Where a request stands in the service's budget (the service client's onQueued). */
+type QueueInfo = { position: number; expectedWaitMs: number };
+
 /**
  * The start's wait for the service's budget, shown once it has lasted SHOWN_WAIT_MS, and
  * every change after that; `over` once the start is sent or given up.
  */
-type QueueInfo = { position: number; expectedWaitMs: number };
-
 function queuedShown(clock: Clock, show: (p: QueueInfo) => void) {
   let latest: QueueInfo | undefined;
   let shown = false;
