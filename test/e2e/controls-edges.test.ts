@@ -19,8 +19,9 @@ describe("run settings", () => {
   it("are read when the run start is sent, after its wait for the service's budget", async () => {
     h = await startHarness();
     const x = h;
-    // The service refuses the first start for a second: the turn waits, shown as queued.
-    x.sim.control.rateLimitNextRunStart(1);
+    // The service refuses the first start for three seconds: the turn waits, shown as queued
+    // once it has waited a second.
+    x.sim.control.rateLimitNextRunStart(3);
     const { threadTs } = await x.mention("<@UBOT> which model?");
     await x.slack.waitFor((s) =>
       s.replies(CHANNEL, threadTs).some((m) => /Queued/.test(s.visibleText(m))),

@@ -28,7 +28,8 @@ const KEEPS_TRYING = "not answering right now; the bot keeps trying";
 describe("the assistant service in trouble", () => {
   it("waits out a 429 on the run start, shows the turn queued, then answers with one run", async () => {
     h = await startHarness();
-    h.sim.control.rateLimitNextRunStart(1);
+    // Three seconds: a start's wait is shown once it has lasted a second.
+    h.sim.control.rateLimitNextRunStart(3);
     h.sim.control.enqueueAnswer({ text: "After the wait." });
     const { threadTs } = await h.mention("<@UBOT> busy?");
     const transcript = await h.settled(CHANNEL, threadTs);
