@@ -16,6 +16,12 @@ export interface BridgeLogger {
   error(obj: object, msg?: string): void;
 }
 
+/** Where a call stands in the service's budget while it waits: its place, its expected wait. */
+export interface QueueInfo {
+  position: number;
+  expectedWaitMs: number;
+}
+
 export interface CallOptions {
   signal?: AbortSignal;
   /** Fairness key in the service budget: the Slack person the call is for. */
@@ -28,7 +34,7 @@ export interface CallOptions {
    * that identity, or not at all (a failure of kind `authentication` with `threadOwner`).
    */
   threadOwner?: string;
-  onQueued?: (p: { position: number; expectedWaitMs: number }) => void;
+  onQueued?: (p: QueueInfo) => void;
   /**
    * Called once the request has its connection (after its wait in the budget and its
    * connection's opening); nothing is written to it until what it returns has resolved: what

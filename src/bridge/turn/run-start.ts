@@ -1,7 +1,7 @@
 import type { RunSettings, SettingsStore, TurnStore } from "../../store/stores.js";
 import type { Turn } from "../../store/turn.js";
 import type { Clock } from "../../time.js";
-import type { AssistantService, Run } from "../ports.js";
+import type { AssistantService, QueueInfo, Run } from "../ports.js";
 import { throughOutage } from "./outage.js";
 import { changedNothing } from "./service-failure.js";
 import { serviceThreadOf } from "./thread-open.js";
@@ -144,9 +144,6 @@ function untilSent(source: AbortSignal): { signal: AbortSignal; detach(): void }
     detach: () => source.removeEventListener("abort", abort),
   };
 }
-
-/** Where a request stands in the service's budget (the service client's onQueued). */
-type QueueInfo = { position: number; expectedWaitMs: number };
 
 /**
  * The start's wait for the service's budget, shown once it has lasted SHOWN_WAIT_MS, and

@@ -138,6 +138,7 @@ class ChannelQueue extends ChannelLane<Job> {
     const at = this.queue.indexOf(job);
     if (at === -1 || (at === 0 && this.inFlight) || job.attempts > 0) return;
     this.queue.splice(at, 1);
+    reach(job);
     job.reject(new PostGateError("withdrawn"));
     this.tellNear();
   }
