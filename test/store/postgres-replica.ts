@@ -44,12 +44,13 @@ async function main(): Promise<unknown> {
       await go();
       let got = 0;
       for (let i = 0; i < Number(count); i++) {
-        const id = await slots.occupy(key as string, 0, {
+        const ids = await slots.occupy(key as string, 0, {
           limit: Number(limit),
           untilAt: 1_000,
           held: false,
+          count: 1,
         });
-        if (id !== undefined) got++;
+        got += ids.length;
       }
       return got;
     } finally {

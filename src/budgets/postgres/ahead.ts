@@ -3,14 +3,14 @@ import { EarliestTake } from "./earliest.js";
 
 /** What a take asked of the database answered. */
 export interface TakeAnswer<T> {
-  /** What was taken (a slot's id, or true for a token); undefined: refused. */
-  taken: T | undefined;
+  /** What was taken (slots' ids, or true for a token), one per call it is for; empty: refused. */
+  taken: T[];
   /** The earliest instant the next take may succeed, as far as the answer tells. */
   nextAt: number;
 }
 
 /**
- * How long a take that landed is kept for the call that asked for it, ms. Past that, the call
+ * How long takes that landed are kept for the calls that asked for them, ms. Past that, the call
  * went elsewhere: the take is let go (spent, or released by `drop`) rather than spent late, so
  * that calls never go in a burst the database did not allow.
  */
@@ -23,16 +23,17 @@ const IN_HAND_MS = 2_000;
 const ASKING_MS = 250;
 
 /**
- * The takes of one budget kept in PostgreSQL, made one round trip ahead of the call that
- * spends them. Whoever spends the budget (the Slack call scheduler, the service budget's lane)
+ * The takes of one budget kept in PostgreSQL, made one round trip ahead of the calls that
+ * spend them. Whoever spends the budget (the Slack call scheduler, the service budget's lane)
  * asks synchronously, on every wake; a statement cannot be waited for there without holding
- * the event loop. So a take that finds none in hand asks the database for one and answers
- * false at once; when the answer lands, `changed` wakes the spender, which asks again and
- * gets the one in hand. At most one take is on its way; a refusal teaches the earliest
- * instant worth asking again, before which nothing is asked.
+ * the event loop. So a take that finds none in hand asks the database and answers false at
+ * once; when the answer lands, `changed` wakes the spender, which asks again and gets one of
+ * those in hand. At most one statement is on its way, and it may take several at once (as
+ * many as calls wait: the service budget's lane); a refusal teaches the earliest instant
+ * worth asking again, before which nothing is asked.
  */
 export class TakesAhead<T> {
-  private hand: { value: T; at: number } | undefined;
+  private hand: { values: T[]; at: number } | undefined;
   private asking: Promise<void> | undefined;
   private readonly earliest = new EarliestTake();
 
@@ -43,11 +44,12 @@ export class TakesAhead<T> {
     private readonly drop: (value: T) => void = () => undefined,
   ) {}
 
-  /** The take in hand, spent; undefined when there is none. */
+  /** A take in hand, spent; undefined when there is none. */
   spend(now: number): T | undefined {
     const hand = this.held(now);
-    this.hand = undefined;
-    return hand?.value;
+    const value = hand?.values.shift();
+    if (hand?.values.length === 0) this.hand = undefined;
+    return value;
   }
 
   /** Asks the database for a take, unless one is in hand or on its way, or none can be had yet. */
@@ -55,11 +57,12 @@ export class TakesAhead<T> {
     if (this.asking || this.held(now) || this.knownAt(now) !== undefined) return;
     const asked = this.budgets.attempt(now, statement).then((answer) => {
       this.asking = undefined;
-      if (answer?.taken !== undefined) this.hand = { value: answer.taken, at: now };
+      const taken = answer?.taken ?? [];
+      if (taken.length > 0) this.hand = { values: [...taken], at: now };
       else this.budgets.refused();
       // A refusal is not asked again in the same ms: behind another replica's call, the token
       // there is goes to that call first, and asking again at once would only spin.
-      const floor = answer?.taken === undefined ? now + 1 : now;
+      const floor = taken.length === 0 ? now + 1 : now;
       if (answer) this.earliest.learnt(Math.max(answer.nextAt, floor));
       this.changed();
     });
@@ -93,19 +96,17 @@ export class TakesAhead<T> {
     this.earliest.learnt(at);
   }
 
-  /** A 429 said nothing goes before `until`: a take in hand is let go. */
+  /** A 429 said nothing goes before `until`: the takes in hand are let go. */
   pause(until: number): void {
     this.earliest.learnt(until);
-    const hand = this.hand;
-    this.hand = undefined;
-    if (hand) this.drop(hand.value);
+    this.unspent();
   }
 
-  /** Whoever was woken for the take in hand did not spend it: it is let go now. */
+  /** Whoever was woken for the takes in hand did not spend them all: the rest are let go now. */
   unspent(): void {
     const hand = this.hand;
     this.hand = undefined;
-    if (hand) this.drop(hand.value);
+    for (const value of hand?.values ?? []) this.drop(value);
   }
 
   /** Once the take on its way (if any) has landed. */
@@ -113,11 +114,10 @@ export class TakesAhead<T> {
     await this.asking;
   }
 
-  private held(now: number): { value: T; at: number } | undefined {
+  private held(now: number): { values: T[]; at: number } | undefined {
     const hand = this.hand;
     if (hand && now - hand.at > IN_HAND_MS) {
-      this.hand = undefined;
-      this.drop(hand.value);
+      this.unspent();
       return undefined;
     }
     return hand;

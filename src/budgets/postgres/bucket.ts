@@ -145,7 +145,7 @@ export class PostgresBucket implements Allowance {
     if (taken) {
       // Taken: no pause holds at `now`, and the next take can go no earlier than this.
       this.seen.set(now, { arrival: row.taken as number, pausedUntil: Number.NEGATIVE_INFINITY });
-      return { taken: true, nextAt: gcraReadyAt(row.taken as number, now, 0, this.rules) };
+      return { taken: [true], nextAt: gcraReadyAt(row.taken as number, now, 0, this.rules) };
     }
     const arrival = row.arrival ?? FULL;
     this.seen.set(now, { arrival, pausedUntil: row.paused_until });
@@ -155,7 +155,7 @@ export class PostgresBucket implements Allowance {
     const tokenNow = gcraReadyAt(arrival, now, 0, this.rules) <= now;
     const ahead = row.behind && tokenNow ? 1 : 0;
     const nextAt = gcraReadyAt(arrival, now, ahead, this.rules);
-    return { taken: undefined, nextAt: Math.max(nextAt, row.paused_until) };
+    return { taken: [], nextAt: Math.max(nextAt, row.paused_until) };
   }
 
   /** The bucket's row as it stands. */

@@ -98,10 +98,14 @@ export class BudgetDb {
 
   /**
    * A write nobody waits for (a release, a pause, a sweep): sent, and its failure told to
-   * `onError`. Lost in an outage, it costs what its comment at the caller says.
+   * `onError`. Lost in an outage, it costs what its comment at the caller says. Resolves once
+   * it is answered or failed, never rejects.
    */
-  post(text: string, params: readonly unknown[]): void {
-    this.track(this.query(text, params)).catch((error: unknown) => this.options.onError?.(error));
+  post(text: string, params: readonly unknown[]): Promise<void> {
+    return this.track(this.query(text, params)).then(
+      () => undefined,
+      (error: unknown) => this.options.onError?.(error),
+    );
   }
 
   /**

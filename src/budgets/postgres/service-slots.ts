@@ -22,9 +22,9 @@ export interface SharedSlotOptions {
 /**
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
- * memory, slot-window.ts). Taking one is one statement under the key's lock, made one round
- * trip ahead of the ticket (ahead.ts): `changed` wakes the lane when it lands, and a slot the
- * lane no longer wants is released at once. A release is one UPDATE, not waited for. The view
+ * memory, slot-window.ts). Taking them is one statement under the key's lock, made one round
+ * trip ahead of the tickets, for as many as wait (ahead.ts): `changed` wakes the lane when it
+ * lands, and a slot the lane no longer wants is released at once. A release is one UPDATE, not waited for. The view
  * is the slots as last read (again in the background when older than SEEN_MS, earliest.ts),
  * with this process's own takes and releases applied at once.
  */
@@ -58,14 +58,14 @@ export class PostgresSlotWindow implements SlotWindow {
     this.seen = new LastReading(budgets, (now) => slots.read(key, now), NO_SLOTS);
   }
 
-  occupy(now: number): number | undefined {
+  occupy(now: number, wanted = 1): number | undefined {
     const id = this.takes.spend(now);
     if (id !== undefined) {
       this.mine.add(id);
       this.seen.forget();
       return id;
     }
-    this.takes.ask(now, () => this.take(now));
+    this.takes.ask(now, () => this.take(now, wanted));
     return undefined;
   }
 
@@ -101,16 +101,16 @@ export class PostgresSlotWindow implements SlotWindow {
     await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
-  /** A held slot, and on a refusal the slots that say when to ask again. */
-  private async take(now: number): Promise<TakeAnswer<number>> {
+  /** Up to `count` held slots, and on a refusal the slots that say when to ask again. */
+  private async take(now: number, count: number): Promise<TakeAnswer<number>> {
     const untilAt = now + this.leaseMs + this.rules.holdMs;
     const { limit } = this.rules;
-    const id = await this.slots.occupy(this.key, now, { limit, untilAt, held: true });
-    if (id !== undefined) return { taken: id, nextAt: now };
+    const taken = await this.slots.occupy(this.key, now, { limit, untilAt, held: true, count });
+    if (taken.length > 0) return { taken, nextAt: now };
     const rows = await this.slots.read(this.key, now);
     this.seen.set(now, rows);
     // Another replica's release is not told here: look again after lookAgainMs at most.
     const frees = Math.min(rows.freeAt[0] ?? Number.POSITIVE_INFINITY, now + this.lookAgainMs);
-    return { taken: undefined, nextAt: Math.max(frees, rows.pausedUntil) };
+    return { taken: [], nextAt: Math.max(frees, rows.pausedUntil) };
   }
 }

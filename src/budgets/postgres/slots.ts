@@ -22,35 +22,57 @@ export const NO_SLOTS: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NE
  * slot is held until its release, and counts a hold after that (service-slots.ts).
  */
 export class SlotTable {
+  /** Released while a release statement was on its way: sent together next. */
+  private released: { id: number; untilAt: number }[] = [];
+  private releasing = false;
+
   constructor(private readonly db: BudgetDb) {}
 
   /**
-   * Takes a slot of `key` counting until `untilAt` when fewer than `limit` count at `now` and
-   * no pause holds: its id, or undefined. One round trip: `budget_occupy` (migration 5) takes
-   * the key's advisory lock for the rest of this statement, prunes slots long freed, counts
-   * those that still count and inserts one if there is room and no pause holds. Each of its
-   * statements reads the rows as they are when it runs (a volatile function's do), so the
-   * count sees every slot taken before the lock was had; a count in the locking statement
-   * itself would read them as they were before the wait.
+   * Takes up to `count` slots of `key`, each counting until `untilAt`, as many as fewer than
+   * `limit` counting at `now` leave room for, none while a pause holds: their ids (empty: none).
+   * One round trip: `budget_take_slots` (migration 7) takes the key's advisory lock for the
+   * rest of this statement, prunes slots long freed, counts those that still count and inserts
+   * what there is room for. Each of its statements reads the rows as they are when it runs (a
+   * volatile function's do), so the count sees every slot taken before the lock was had; a
+   * count in the locking statement itself would read them as they were before the wait.
    */
   async occupy(
     key: string,
     now: number,
-    slot: { limit: number; untilAt: number; held: boolean },
-  ): Promise<number | undefined> {
-    const row = await this.db.first<{ id: number | null }>(
-      "SELECT budget_occupy($1, $2, $3, $4, $5, $6) AS id",
-      [key, now, slot.limit, slot.untilAt, slot.held, PRUNE_AFTER_MS],
+    slots: { limit: number; untilAt: number; held: boolean; count: number },
+  ): Promise<number[]> {
+    const row = await this.db.first<{ ids: number[] | null }>(
+      "SELECT budget_take_slots($1, $2, $3, $4, $5, $6, $7)::float8[] AS ids",
+      [key, now, slots.limit, slots.untilAt, slots.held, PRUNE_AFTER_MS, slots.count],
     );
-    return row?.id ?? undefined;
+    return row?.ids ?? [];
   }
 
-  /** The held slot `id` was released: it counts until `untilAt`, then frees (not waited for). */
+  /**
+   * The held slot `id` was released: it counts until `untilAt`, then frees (not waited for).
+   * One release statement is on its way at a time, and those released meanwhile go together in
+   * the next: a burst of answered requests is not a queue of statements that takes would wait
+   * behind on the budgets' few connections. Until its release lands, a slot counts as held.
+   */
   release(id: number, untilAt: number): void {
-    this.db.post("UPDATE budget_slots SET until_at = $2, held = FALSE WHERE id = $1 AND held", [
-      id,
-      untilAt,
-    ]);
+    this.released.push({ id, untilAt });
+    if (!this.releasing) this.sendReleases();
+  }
+
+  private sendReleases(): void {
+    const batch = this.released;
+    this.released = [];
+    this.releasing = batch.length > 0;
+    if (!this.releasing) return;
+    void this.db
+      .post(
+        `UPDATE budget_slots AS s SET until_at = r.until_at, held = FALSE
+           FROM unnest($1::bigint[], $2::float8[]) AS r(id, until_at)
+          WHERE s.id = r.id AND s.held`,
+        [batch.map((r) => r.id), batch.map((r) => r.untilAt)],
+      )
+      .then(() => this.sendReleases());
   }
 
   async read(key: string, now: number): Promise<SlotRows> {

@@ -57,8 +57,8 @@ export class PostgresWindow implements Allowance {
     const answer = await this.budgets.attempt(now, () => this.take(now));
     // The database failed meanwhile: this replica's own copy decides.
     if (answer === undefined) return this.alone.tryTake(now);
-    if (answer.taken === undefined) this.takes.learnt(answer.nextAt);
-    return answer.taken !== undefined;
+    if (answer.taken.length === 0) this.takes.learnt(answer.nextAt);
+    return answer.taken.length > 0;
   }
 
   ask(now: number): void {
@@ -80,15 +80,16 @@ export class PostgresWindow implements Allowance {
   private async take(now: number): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
     this.seen.forget();
-    const slot = await this.slots.occupy(this.key, now, {
+    const taken = await this.slots.occupy(this.key, now, {
       limit,
       untilAt: now + windowMs,
       held: false,
+      count: 1,
     });
-    if (slot !== undefined) return { taken: slot, nextAt: now };
+    if (taken.length > 0) return { taken, nextAt: now };
     const rows = await this.slots.read(this.key, now);
     this.seen.set(now, rows);
-    return { taken: undefined, nextAt: this.estimate(rows, now, 0) };
+    return { taken: [], nextAt: this.estimate(rows, now, 0) };
   }
 
   private estimate(rows: SlotRows, now: number, ahead: number): number {

@@ -158,7 +158,7 @@ export class BudgetLane<T extends LaneTicket> {
   private serve(now: number): T[] {
     const served: T[] = [];
     while (this.ring.length > 0) {
-      const slot = this.options.window.occupy(now);
+      const slot = this.options.window.occupy(now, this.waiting);
       if (slot === undefined) break;
       const ticket = this.dequeue();
       this.inFlight.set(ticket, slot);

@@ -27,8 +27,12 @@ export interface SlotView {
 }
 
 export interface SlotWindow {
-  /** Takes a slot at `now` if fewer than the limit are occupied and no pause holds: its id. */
-  occupy(now: number): number | undefined;
+  /**
+   * Takes a slot at `now` if fewer than the limit are occupied and no pause holds: its id.
+   * `wanted`: how many tickets wait, this one included (default 1); slots kept in a database
+   * are taken that many at once, for the calls that follow.
+   */
+  occupy(now: number, wanted?: number): number | undefined;
   /** The request of slot `id` finished at `now`: the slot frees one hold later. */
   release(id: number, now: number): void;
   /** Nobody takes a slot before `until`. */

@@ -180,6 +180,34 @@ export const MIGRATIONS: readonly string[] = [
    END $$;`,
   // 6: the files of each question's message, read when its turn runs (files/).
   "ALTER TABLE turns ADD COLUMN files TEXT NOT NULL DEFAULT '[]';",
+  // 7: budget_occupy for several slots at once, as many as there is room for: a lane with
+  // many requests waiting takes their slots in one round trip, not one round trip each.
+  `CREATE FUNCTION budget_take_slots(
+     k TEXT, now_ms DOUBLE PRECISION, max_slots INTEGER, until_ms DOUBLE PRECISION,
+     is_held BOOLEAN, prune_ms DOUBLE PRECISION, wanted INTEGER
+   ) RETURNS BIGINT[] LANGUAGE plpgsql VOLATILE AS $$
+   DECLARE
+     room INTEGER;
+     taken BIGINT[];
+   BEGIN
+     PERFORM pg_advisory_xact_lock(1651860583, hashtext(k));
+     DELETE FROM budget_slots WHERE key = k AND until_at <= now_ms - prune_ms;
+     IF EXISTS (SELECT 1 FROM budget_pauses WHERE key = k AND paused_until > now_ms) THEN
+       RETURN '{}';
+     END IF;
+     room := LEAST(wanted, max_slots - (SELECT count(*) FROM budget_slots
+                                         WHERE key = k AND until_at > now_ms));
+     IF room <= 0 THEN
+       RETURN '{}';
+     END IF;
+     WITH made AS (
+       INSERT INTO budget_slots (key, until_at, held)
+       SELECT k, until_ms, is_held FROM generate_series(1, room)
+       RETURNING id
+     )
+     SELECT array_agg(id ORDER BY id) INTO taken FROM made;
+     RETURN taken;
+   END $$;`,
 ];
 
 /**

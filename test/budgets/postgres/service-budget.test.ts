@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
 import { type BudgetTicket, ServiceBudget } from "../../../src/budgets/service/budget.js";
 import { budgetUser } from "../../../src/service/credential.js";
 import { ManualClock } from "../../support/manual-clock.js";
@@ -118,4 +119,51 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     ]);
     expect(JSON.stringify(keys)).not.toContain(TOKEN);
   });
+
+  it("takes the slots of every waiting ticket in one statement, and frees at once those no longer wanted", async () => {
+    const { replica, budget, clock, statements } = await counting("budget_take_slots");
+    const tickets = Array.from({ length: 12 }, () => budget.take(USER, "request"));
+    // Two leave while the slots are on their way: theirs are taken, and not kept.
+    tickets[10]?.cancel();
+    tickets[11]?.cancel();
+    const staying = tickets.slice(0, 10);
+    const ready = readiness(staying);
+    await clock.advance(0);
+    expect(ready()).toEqual(staying);
+    // The first asked alone, as it came; the eleven after it in one statement.
+    expect(statements()).toBe(2);
+    const counted = await replica.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM budget_slots WHERE until_at > $1",
+      [clock.now()],
+    );
+    expect(counted).toEqual([{ n: 10 }]);
+  });
+
+  it("releases the slots of requests answered while a release is on its way in one statement", async () => {
+    const { replica, budget, clock, statements } = await counting("UPDATE budget_slots");
+    const tickets = Array.from({ length: 10 }, () => budget.take(USER, "request"));
+    await clock.advance(0);
+    for (const ticket of tickets) ticket.release();
+    await clock.advance(0);
+    // The first went alone, at once; the nine after it together.
+    expect(statements()).toBe(2);
+    const held = await replica.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
+    );
+    expect(held).toEqual([{ n: 0 }]);
+  });
 });
+
+/** One replica's service budget, counting the statements whose text has `pattern`. */
+async function counting(pattern: string) {
+  const [replica] = await replicas(1);
+  let statements = 0;
+  const counted = sharedBudgets(async (text, params) => {
+    if (text.includes(pattern)) statements++;
+    return replica.query(text, params);
+  });
+  onTestFinished(() => counted.settled());
+  const clock = new ManualClock(undefined, { settle: () => counted.settled() });
+  const budget = new ServiceBudget({ clock, windows: counted.slotWindows });
+  return { replica, budget, clock, statements: () => statements };
+}
