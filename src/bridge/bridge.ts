@@ -119,9 +119,11 @@ export class Bridge {
       asked && inbound.ts === inbound.threadTs ? undefined : await conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
-    const conversation =
-      found ?? (await conversations.ensure(key, await this.deps.assistantFor(inbound)));
-    const overLimit = await this.overLimit(inbound.team, inbound.user);
+    // The two are read side by side: each is a round trip on a database server.
+    const [conversation, overLimit] = await Promise.all([
+      found ?? this.deps.assistantFor(inbound).then((id) => conversations.ensure(key, id)),
+      this.overLimit(inbound.team, inbound.user),
+    ]);
     const turn = await turns.create({
       conversationId: conversation.id,
       team: inbound.team,

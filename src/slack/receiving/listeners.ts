@@ -95,14 +95,14 @@ export function registerMessageListeners(app: BoltApp, deps: ListenerDeps): void
       deps.logger.info({ user, channel }, "message not passed on: the person has no token linked");
       return;
     }
-    // A person past the limit of waiting questions is told so (accept records it), and the
-    // message costs no name lookup: that limit comes before them.
-    const overLimit = await deps.bridge.overLimit(workspace, user);
-    const others = overLimit ? [] : mentionedUserIds(rawText).filter((id) => id !== botUserId);
     // Names of people not yet known are looked up (users.info), within the directory's bounds
     // per message and per writer, and never for long: the acknowledgement waits for this
-    // listener, and an id is readable enough (`@U…`, as for any name not looked up).
-    if (others.length > 0) {
+    // listener, and an id is readable enough (`@U…`, as for any name not looked up). A person
+    // past the limit of waiting questions is told so (accept records it), and the message
+    // costs no name lookup: that limit comes before them. A message naming nobody else costs
+    // no count either.
+    const others = mentionedUserIds(rawText).filter((id) => id !== botUserId);
+    if (others.length > 0 && !(await deps.bridge.overLimit(workspace, user))) {
       await settleWithin(users.resolveMentioned(others, user), NAME_LOOKUP_MS);
     }
     const withoutBot = botUserId ? stripBotMention(rawText, botUserId) : rawText.trim();
