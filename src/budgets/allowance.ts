@@ -49,6 +49,11 @@ export interface QueuePlace {
   rank: number;
   /** The rank of the process's next waiting call once this one has gone; Infinity: none. */
   next: number;
+  /**
+   * How many of the process's calls are ready for the budget now, this one included; default
+   * 1. A window kept in a database takes that many in one statement, for the calls after it.
+   */
+  ready?: number;
 }
 
 /** A method's budget in one workspace, or a lane's own pace. */

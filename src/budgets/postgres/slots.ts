@@ -60,6 +60,11 @@ export class SlotTable {
     if (!this.releasing) this.sendReleases();
   }
 
+  /** A window's slot that no call spent: it is deleted, as if never taken (not waited for). */
+  unspent(id: number): void {
+    void this.db.post("DELETE FROM budget_slots WHERE id = $1 AND NOT held", [id]);
+  }
+
   private sendReleases(): void {
     const batch = this.released;
     this.released = [];

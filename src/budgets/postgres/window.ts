@@ -1,4 +1,4 @@
-import type { Allowance } from "../allowance.js";
+import type { Allowance, QueuePlace } from "../allowance.js";
 import { type WindowRules, windowReadyAt } from "../window.js";
 import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
@@ -8,10 +8,11 @@ import { NO_SLOTS, type SlotRows, type SlotTable } from "./slots.js";
 
 /**
  * A sliding window (budgets/window.ts) that replicas share: each take is a slot of
- * `budget_slots` that counts for one window, made one round trip ahead of the call
- * (ahead.ts). A take is one statement under the key's lock (SlotTable.occupy); readyAt
- * computes with the same function as the in-memory window, from the key's slots as last
- * read, read again in the background when older than SEEN_MS (earliest.ts).
+ * `budget_slots` that counts for one window, made one round trip ahead of the call (ahead.ts),
+ * as many at once as the scheduler has calls ready (QueuePlace.ready). Taking is one statement
+ * under the key's lock (SlotTable.occupy); readyAt computes with the same function as the
+ * in-memory window, from the key's slots as last read, read again in the background when
+ * older than SEEN_MS (earliest.ts).
  */
 export class PostgresWindow implements Allowance {
   private readonly seen: LastReading<SlotRows>;
@@ -26,7 +27,8 @@ export class PostgresWindow implements Allowance {
     private readonly alone: Allowance,
     changed: () => void = () => undefined,
   ) {
-    this.takes = new TakesAhead(budgets, changed);
+    // A take never spent (its calls went elsewhere, a pause) frees at once: no call went.
+    this.takes = new TakesAhead(budgets, changed, (id) => this.slots.unspent(id));
     this.seen = new LastReading(
       budgets,
       (now) => this.slots.read(this.key, now),
@@ -44,17 +46,17 @@ export class PostgresWindow implements Allowance {
     return this.estimate(this.seen.at(now), now, ahead);
   }
 
-  tryTake(now: number): boolean {
+  tryTake(now: number, place?: QueuePlace): boolean {
     if (this.takes.spend(now) !== undefined) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
-    this.ask(now);
+    this.takes.ask(now, () => this.take(now, place?.ready ?? 1));
     return false;
   }
 
   async takeNow(now: number): Promise<boolean> {
     if (this.takes.spend(now) !== undefined) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
-    const answer = await this.budgets.attempt(now, () => this.take(now));
+    const answer = await this.budgets.attempt(now, () => this.take(now, 1));
     // The database failed meanwhile: this replica's own copy decides.
     if (answer === undefined) return this.alone.tryTake(now);
     if (answer.taken.length === 0) this.takes.learnt(answer.nextAt);
@@ -62,7 +64,7 @@ export class PostgresWindow implements Allowance {
   }
 
   ask(now: number): void {
-    this.takes.ask(now, () => this.take(now));
+    this.takes.ask(now, () => this.take(now, 1));
   }
 
   pauseUntil(until: number): void {
@@ -76,15 +78,15 @@ export class PostgresWindow implements Allowance {
     await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
-  /** A take, and on a refusal the slots that say when the next may be. */
-  private async take(now: number): Promise<TakeAnswer<number>> {
+  /** Up to `count` takes, and on a refusal the slots that say when the next may be. */
+  private async take(now: number, count: number): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
     this.seen.forget();
     const taken = await this.slots.occupy(this.key, now, {
       limit,
       untilAt: now + windowMs,
       held: false,
-      count: 1,
+      count,
     });
     if (taken.length > 0) return { taken, nextAt: now };
     const rows = await this.slots.read(this.key, now);

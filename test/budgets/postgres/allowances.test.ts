@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
 import { localAllowances } from "../../../src/budgets/local-allowances.js";
-import { readyAt, replicas, take, written } from "../../support/shared-budgets.js";
+import { readyAt, replicas, settled, take, written } from "../../support/shared-budgets.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const SCOPE = { team: "T1", method: "chat.update" };
@@ -184,6 +184,24 @@ describe("shared budgets in PostgreSQL", () => {
       "slack:T1:chat.postMessage",
       "slack:T1:chat.postMessage:C1",
     ]);
+  });
+
+  it("take a window's slots for every call ready in one statement, and delete those no call spent", async () => {
+    const [a] = await replicas(1);
+    const rules = { perMinute: 20, burst: 1, window: true };
+    const window = a.budgets.allowances({ team: "T1", method: "chat.startStream" }, rules);
+    const slots = async () =>
+      (await a.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots"))[0]?.n;
+    // Five calls are ready: the first asks for five slots, and gets them in one round trip.
+    expect(window.tryTake(T0, { rank: 1, next: 2, ready: 5 })).toBe(false);
+    await settled(window);
+    expect(await slots()).toBe(5);
+    const took = [1, 2, 3].map(() => window.tryTake(T0 + 1));
+    expect(took).toEqual([true, true, true]);
+    // Two went elsewhere: theirs are let go once kept past their calls' time, and count no more.
+    expect(window.tryTake(T0 + 5_000)).toBe(false);
+    await written(a);
+    expect(await slots()).toBe(4);
   });
 
   it("take at once, awaited, for a choice: three replicas choose no more than the window has", async () => {
