@@ -124,7 +124,11 @@ describe("Markdown tables in Slack", () => {
   it("streamed: the stream shows the tables as text, the final edits lay them out", async () => {
     h = await startHarness({
       env: { SLACK_STREAMING: "auto" },
-      simulator: { answer: { tokensPerSecond: 200 } },
+      // Written over about three seconds: a stream appends about once a second, so the tables
+      // go out as text while it is written, whenever its start went (at 200 tokens a second
+      // the answer was written within the first append's wait, and the stream showed the
+      // tables only when its start happened to go late).
+      simulator: { answer: { tokensPerSecond: 40 } },
     });
     h.sim.control.enqueueAnswer({ text: ANSWER, modelUsed: "max" });
     const { threadTs } = await h.mention("<@UBOT> compare the plans");
