@@ -145,9 +145,6 @@ class PacedEditReply implements ReplyRenderer {
       // Held, the run writes nothing until the message is near: no first words to wait for,
       // and its post queues behind those of the replies that opened before it.
       const held = beyond !== undefined && place.ahead > beyond;
-      // The post's attempt is recorded while the first words (or the turn) are awaited.
-      const recorded = 0 < this.attemptedBefore ? undefined : this.recorder.posting(0);
-      recorded?.catch(() => undefined);
       try {
         if (held) await place.after;
         else {
@@ -160,11 +157,7 @@ class PacedEditReply implements ReplyRenderer {
           const body = shown.body === "" ? "" : (splitInterim(shown.body).at(-1) ?? "");
           return this.payload(shown, body, 0);
         };
-        await this.post(0, make, {
-          queued: place.queued,
-          near: held ? beyond : undefined,
-          recorded,
-        });
+        await this.post(0, make, { queued: place.queued, near: held ? beyond : undefined });
       } finally {
         place.leave();
       }
@@ -388,12 +381,12 @@ class PacedEditReply implements ReplyRenderer {
   private async post(
     index: number,
     make: ReplyPayload | (() => ReplyPayload),
-    first?: { queued: () => void; near: number | undefined; recorded: Promise<void> | undefined },
+    first?: { queued: () => void; near: number | undefined },
   ): Promise<void> {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
     let payload: ReplyPayload | undefined;
-    if (!mayExist) await (first?.recorded ?? this.recorder.posting(index));
+    if (!mayExist) await this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
     const posting = postOnce(
       { team, channel },

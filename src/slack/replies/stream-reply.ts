@@ -154,12 +154,9 @@ export class StreamReply implements ReplyRenderer {
   async open(view: ReplyView): Promise<void> {
     this.latest = view;
     this.grewAt = this.options.clock.now();
-    // The start's attempt is recorded while the first words are awaited, not after them.
-    const recorded = this.recorder.posting(0);
-    recorded.catch(() => undefined);
     await this.firstWords.wait(view);
     try {
-      await this.begin({ start: 0, reopen: "" }, recorded);
+      await this.begin({ start: 0, reopen: "" });
     } catch (error) {
       this.failed(error, "start a stream");
     }
@@ -338,21 +335,15 @@ export class StreamReply implements ReplyRenderer {
     await this.begin(next);
   }
 
-  /**
-   * Starts the next part's stream, its first text made when the start goes, once its attempt
-   * is recorded (`recorded`: already on its way).
-   */
-  private async begin(
-    at: { start: number; reopen: string },
-    recorded?: Promise<void>,
-  ): Promise<void> {
+  /** Starts the next part's stream, its first text made when the start goes. */
+  private async begin(at: { start: number; reopen: string }): Promise<void> {
     const { team, channel, threadTs, asker } = this.target;
     const index = this.parts.length;
     const draft = { ...at, sent: 0, cards: new Map<string, Card>() };
     const after = this.parts.at(-1) ?? this.target.askedTs ?? threadTs;
     const find = () => this.options.findUnmarked({ team, channel, threadTs, after });
     let built: Plan | undefined;
-    await (recorded ?? this.recorder.posting(index));
+    await this.recorder.posting(index);
     let ts: string;
     try {
       ({ ts } = await postOnce(

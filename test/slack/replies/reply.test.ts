@@ -214,19 +214,6 @@ describe("PacedEdits", () => {
     ]);
   });
 
-  it("with a wait for the first words, records the post's attempt while it waits, once", async () => {
-    const s = setup({ firstWordsWaitMs: 1_500 });
-    const reply = s.render();
-    const opened = reply.open(view("", { kind: "starting" }));
-    await s.clock.advance(0);
-    expect(s.log).toEqual(["record posting part 0"]);
-    reply.show(view("## First words"));
-    await s.clock.advance(0);
-    await opened;
-    expect(s.recorded).toEqual({ posting: 1, parts: [["9.1"]] });
-    expect(s.log.slice(0, 2)).toEqual(["record posting part 0", "post part 0"]);
-  });
-
   it("with a wait for the first words, posts the placeholder when they are late, or a wait to tell", async () => {
     const s = setup({ firstWordsWaitMs: 1_500 });
     const late = s.render({ turnId: "late" });

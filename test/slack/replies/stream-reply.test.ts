@@ -414,22 +414,6 @@ describe("NativeStream", () => {
     expect(s.timed()).toEqual(["500 start 9.1 for U1 [stop-button | text:## Hello ]"]);
   });
 
-  it("with a wait for the first words, records the start's attempt while it waits, not after", async () => {
-    const s = setup({ firstWordsWaitMs: 1_500 });
-    const reply = s.render();
-    const opened = reply.open(view("", { kind: "starting" }));
-    await s.clock.advance(0);
-    expect(s.log).toEqual(["record posting 0"]);
-    reply.show(view("## Hello wo"));
-    await s.clock.advance(0);
-    await opened;
-    expect(s.log).toEqual([
-      "record posting 0",
-      "start 9.1 for U1 [stop-button | text:## Hello ]",
-      "record parts 9.1",
-    ]);
-  });
-
   it("with a wait for the first words, starts the stream without them when they are late", async () => {
     const s = setup({ firstWordsWaitMs: 1_500 });
     const reply = s.render();
