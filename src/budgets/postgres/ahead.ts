@@ -28,9 +28,10 @@ const ASKING_MS = 250;
  * asks synchronously, on every wake; a statement cannot be waited for there without holding
  * the event loop. So a take that finds none in hand asks the database and answers false at
  * once; when the answer lands, `changed` wakes the spender, which asks again and gets one of
- * those in hand. At most one statement is on its way, and it may take several at once (as
- * many as calls wait: the service budget's lane); a refusal teaches the earliest instant
- * worth asking again, before which nothing is asked.
+ * those in hand. At most one statement is on its way, and it may take several at once, for
+ * as many calls as wait (a service lane's requests, the calls a Slack method's window has
+ * ready); a refusal teaches the earliest instant worth asking again, before which nothing is
+ * asked.
  */
 export class TakesAhead<T> {
   private hand: { values: T[]; at: number } | undefined;
