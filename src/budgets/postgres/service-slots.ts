@@ -24,9 +24,10 @@ export interface SharedSlotOptions {
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
  * memory, slot-window.ts). Taking them is one statement under the key's lock, made one round
  * trip ahead of the tickets, for as many as wait (ahead.ts): `changed` wakes the lane when it
- * lands, and a slot the lane no longer wants is released at once. A release is one UPDATE, not waited for. The view
- * is the slots as last read (again in the background when older than SEEN_MS, earliest.ts),
- * with this process's own takes and releases applied at once.
+ * lands, and a slot the lane no longer wants is released at once. Releases are not waited
+ * for, and go together while one is on its way (SlotTable.release). The view is the slots as
+ * last read (again in the background when older than SEEN_MS, earliest.ts), with this
+ * process's own takes and releases applied at once.
  */
 export class PostgresSlotWindow implements SlotWindow {
   /** The slots this process holds, to tell them from those held elsewhere. */
