@@ -50,7 +50,7 @@ async function main(): Promise<unknown> {
           held: false,
           count: 1,
         });
-        got += ids.length;
+        got += ids.taken.length;
       }
       return got;
     } finally {

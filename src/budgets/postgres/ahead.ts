@@ -92,6 +92,11 @@ export class TakesAhead<T> {
     return !this.held(now) && this.budgets.down(now);
   }
 
+  /** While a refusal's lesson holds: the earliest instant a take may succeed; else undefined. */
+  refusedUntil(now: number): number | undefined {
+    return this.earliest.ahead(now);
+  }
+
   /** What the database taught of the earliest next take (a reading, a 429). */
   learnt(at: number): void {
     this.earliest.learnt(at);

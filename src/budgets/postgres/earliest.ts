@@ -73,9 +73,18 @@ export class LastReading<T> {
     this.seen = { now, value };
   }
 
-  /** What was read no longer holds (this process changed the rows): the next look reads again. */
+  /** What was read no longer holds (a pause): the next look reads again. */
   forget(): void {
     this.seen = undefined;
+  }
+
+  /**
+   * This process changed the rows in a way it knows (its own take or release): the reading is
+   * kept, changed as the rows were, rather than read again. A reading on its way may still land
+   * without the change; the take decides anyway.
+   */
+  apply(change: (value: T) => T): void {
+    if (this.seen) this.seen = { now: this.seen.now, value: change(this.seen.value) };
   }
 
   /** Once the reading on its way (if any) has landed. */

@@ -62,8 +62,8 @@ export class PostgresSlotWindow implements SlotWindow {
   occupy(now: number, wanted = 1): number | undefined {
     const id = this.takes.spend(now);
     if (id !== undefined) {
+      // The view counts this process's own held slots (`mine`) besides those read.
       this.mine.add(id);
-      this.seen.forget();
       return id;
     }
     this.takes.ask(now, () => this.take(now, wanted));
@@ -72,9 +72,15 @@ export class PostgresSlotWindow implements SlotWindow {
 
   release(id: number, now: number): void {
     if (!this.mine.delete(id)) return;
-    this.seen.forget();
+    const untilAt = now + this.rules.holdMs;
+    // As the release will leave the rows: held no more, counting one hold more.
+    this.seen.apply((seen) => ({
+      ...seen,
+      held: seen.held.filter((held) => held !== id),
+      freeAt: [...seen.freeAt, untilAt].sort((a, b) => a - b),
+    }));
     // Not waited for; lost (an outage), the slot counts until its lease ends.
-    this.slots.release(id, now + this.rules.holdMs);
+    this.slots.release(id, untilAt);
   }
 
   pauseUntil(until: number): void {
@@ -106,9 +112,10 @@ export class PostgresSlotWindow implements SlotWindow {
   private async take(now: number, count: number): Promise<TakeAnswer<number>> {
     const untilAt = now + this.leaseMs + this.rules.holdMs;
     const { limit } = this.rules;
-    const taken = await this.slots.occupy(this.key, now, { limit, untilAt, held: true, count });
+    const answer = await this.slots.occupy(this.key, now, { limit, untilAt, held: true, count });
+    const { taken } = answer;
     if (taken.length > 0) return { taken, nextAt: now };
-    const rows = await this.slots.read(this.key, now);
+    const rows = answer.rows ?? (await this.slots.read(this.key, now));
     this.seen.set(now, rows);
     // Another replica's release is not told here: look again after lookAgainMs at most.
     const frees = Math.min(rows.freeAt[0] ?? Number.POSITIVE_INFINITY, now + this.lookAgainMs);

@@ -30,23 +30,32 @@ export class SlotTable {
 
   /**
    * Takes up to `count` slots of `key`, each counting until `untilAt`, as many as fewer than
-   * `limit` counting at `now` leave room for, none while a pause holds: their ids (empty: none).
+   * `limit` counting at `now` leave room for, none while a pause holds: their ids, and when none
+   * could be taken the key's slots as the statement found them (what says when to ask again).
    * One round trip: `budget_take_slots` (migration 7) takes the key's advisory lock for the
-   * rest of this statement, prunes slots long freed, counts those that still count and inserts
-   * what there is room for. Each of its statements reads the rows as they are when it runs (a
-   * volatile function's do), so the count sees every slot taken before the lock was had; a
-   * count in the locking statement itself would read them as they were before the wait.
+   * rest of its call, prunes slots long freed, counts those that still count and inserts what
+   * there is room for. Each of its statements reads the rows as they are when it runs (a
+   * volatile function's do), so the count sees every slot taken before the lock was had. The
+   * rows of a refusal are read as they were when the statement began: a take another replica
+   * made while this one waited for the lock may be missing, so the next take may be asked a
+   * little early, and is refused again then.
    */
   async occupy(
     key: string,
     now: number,
     slots: { limit: number; untilAt: number; held: boolean; count: number },
-  ): Promise<number[]> {
-    const row = await this.db.first<{ ids: number[] | null }>(
-      "SELECT budget_take_slots($1, $2, $3, $4, $5, $6, $7)::float8[] AS ids",
+  ): Promise<{ taken: number[]; rows?: SlotRows }> {
+    const row = await this.db.first<{ ids: number[] | null } & Partial<ReadRow>>(
+      `WITH t AS (SELECT budget_take_slots($1, $2, $3, $4, $5, $6, $7)::float8[] AS ids)
+       SELECT t.ids, r.* FROM t
+         LEFT JOIN LATERAL (SELECT ${READ}) AS r ON cardinality(t.ids) = 0`,
       [key, now, slots.limit, slots.untilAt, slots.held, PRUNE_AFTER_MS, slots.count],
     );
-    return row?.ids ?? [];
+    const taken = row?.ids ?? [];
+    // The rows are read (their columns not null) only when nothing was taken.
+    return row && taken.length === 0 && row.free_at
+      ? { taken, rows: slotRows(row as ReadRow) }
+      : { taken };
   }
 
   /**
@@ -81,18 +90,28 @@ export class SlotTable {
   }
 
   async read(key: string, now: number): Promise<SlotRows> {
-    const row = await this.db.first<{ free_at: number[]; held: number[]; paused_until: number }>(
-      `SELECT ARRAY(SELECT until_at FROM budget_slots
+    const row = await this.db.first<ReadRow>(`SELECT ${READ}`, [key, now]);
+    return row ? slotRows(row) : { ...NO_SLOTS };
+  }
+}
+
+/** SQL: the slots of key $1 that count at $2, as SlotRows' columns. */
+const READ = `ARRAY(SELECT until_at FROM budget_slots
                     WHERE key = $1 AND until_at > $2 AND NOT held ORDER BY until_at) AS free_at,
               ARRAY(SELECT id::float8 FROM budget_slots
                     WHERE key = $1 AND until_at > $2 AND held ORDER BY id) AS held,
-              ${PAUSED_UNTIL} AS paused_until`,
-      [key, now],
-    );
-    return {
-      freeAt: row?.free_at ?? [],
-      held: row?.held ?? [],
-      pausedUntil: row?.paused_until ?? Number.NEGATIVE_INFINITY,
-    };
-  }
+              ${PAUSED_UNTIL} AS paused_until`;
+
+interface ReadRow {
+  free_at: number[] | null;
+  held: number[] | null;
+  paused_until: number | null;
+}
+
+function slotRows(row: ReadRow): SlotRows {
+  return {
+    freeAt: row.free_at ?? [],
+    held: row.held ?? [],
+    pausedUntil: row.paused_until ?? Number.NEGATIVE_INFINITY,
+  };
 }

@@ -56,6 +56,8 @@ export class PostgresWindow implements Allowance {
   async takeNow(now: number): Promise<boolean> {
     if (this.takes.spend(now) !== undefined) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
+    // A refusal taught when the next take can be: none before then, with no round trip.
+    if (this.takes.refusedUntil(now) !== undefined) return false;
     const answer = await this.budgets.attempt(now, () => this.take(now, 1));
     // The database failed meanwhile: this replica's own copy decides.
     if (answer === undefined) return this.alone.tryTake(now);
@@ -81,17 +83,24 @@ export class PostgresWindow implements Allowance {
   /** Up to `count` takes, and on a refusal the slots that say when the next may be. */
   private async take(now: number, count: number): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
-    this.seen.forget();
-    const taken = await this.slots.occupy(this.key, now, {
+    const untilAt = now + windowMs;
+    const { taken, rows } = await this.slots.occupy(this.key, now, {
       limit,
-      untilAt: now + windowMs,
+      untilAt,
       held: false,
       count,
     });
-    if (taken.length > 0) return { taken, nextAt: now };
-    const rows = await this.slots.read(this.key, now);
-    this.seen.set(now, rows);
-    return { taken: [], nextAt: this.estimate(rows, now, 0) };
+    if (taken.length > 0) {
+      // Each slot taken counts until untilAt: the reading gets them, not read again.
+      this.seen.apply((seen) => ({
+        ...seen,
+        freeAt: [...seen.freeAt, ...taken.map(() => untilAt)].sort((a, b) => a - b),
+      }));
+      return { taken, nextAt: now };
+    }
+    const read = rows ?? (await this.slots.read(this.key, now));
+    this.seen.set(now, read);
+    return { taken: [], nextAt: this.estimate(read, now, 0) };
   }
 
   private estimate(rows: SlotRows, now: number, ahead: number): number {

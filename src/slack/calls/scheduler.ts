@@ -36,6 +36,14 @@ const MAX_BACKOFF_MS = 30_000;
  */
 const SWEEP_MS = 1_000;
 
+/**
+ * A call whose lane's own pace is due within this long, ms, has the method's budget asked for
+ * beside it (Allowance.ask): kept in a database, the pace's take is then on its way (its
+ * readyAt says a moment later, budgets/postgres/ahead.ts), and the two round trips go side by
+ * side rather than one after the other.
+ */
+const ASK_BESIDE_MS = 250;
+
 interface Method {
   name: string;
   budget: MethodBudget<Lane>;
@@ -349,6 +357,9 @@ export class CallScheduler {
       const found = this.found;
       if (!best) {
         share.bucket.withdraw?.();
+        // A take made for a lane that is refused after all is spent by the next ready call,
+        // or let go unspent (ahead.ts).
+        if (found.nextReady <= now + ASK_BESIDE_MS) share.bucket.ask?.(now);
         return found.nextReady;
       }
       const place: QueuePlace = { rank: found.rank, next: found.next, ready: found.ready };

@@ -1,10 +1,31 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
 import { localAllowances } from "../../../src/budgets/local-allowances.js";
-import { readyAt, replicas, settled, take, written } from "../../support/shared-budgets.js";
+import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
+import { PostGate } from "../../../src/slack/calls/post-gate.js";
+import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
+import {
+  type Replica,
+  readyAt,
+  replicas,
+  settled,
+  take,
+  written,
+} from "../../support/shared-budgets.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const SCOPE = { team: "T1", method: "chat.update" };
+
+/** The budgets of `replica`, with every statement they send written down in `sent`. */
+function counted(replica: Replica, sent: string[]) {
+  const budgets = sharedBudgets((text, params) => {
+    sent.push(text.replace(/\s+/g, " ").trim());
+    return replica.query(text, params);
+  });
+  // Registered after the replica's close, so run before it.
+  onTestFinished(() => budgets.settled());
+  return budgets;
+}
 
 /** A small deterministic generator (mulberry32): the same sequence of takes every run. */
 function random(seed: number): () => number {
@@ -214,6 +235,69 @@ describe("shared budgets in PostgreSQL", () => {
     expect(took.filter((t) => t === true)).toHaveLength(3);
     // A minute (and the window's second) later, there is room again.
     expect(await windows[0]?.takeNow?.(T0 + 61_001)).toBe(true);
+  });
+
+  it("answer a choice the window refused without asking again until it could have room", async () => {
+    const [a] = await replicas(1);
+    const sent: string[] = [];
+    const rules = { perMinute: 2, burst: 1, window: true };
+    const scope = { team: "T1", method: "chat.startStream", lane: "chosen" };
+    const window = counted(a, sent).allowances(scope, rules);
+    const took = [await window.takeNow?.(T0), await window.takeNow?.(T0 + 1)];
+    await written(a);
+    const before = sent.length;
+    // Refused: the slots that say when the window has room come back in the same statement.
+    expect(await window.takeNow?.(T0 + 2)).toBe(false);
+    expect(sent.length - before).toBe(1);
+    // Until the first slot frees, a choice is refused with no round trip.
+    expect(await window.takeNow?.(T0 + 30_000)).toBe(false);
+    expect(await window.takeNow?.(T0 + 60_000)).toBe(false);
+    expect(sent.length - before).toBe(1);
+    expect(await window.takeNow?.(T0 + 61_000)).toBe(true);
+    expect(took).toEqual([true, true]);
+  });
+
+  it("keep a window's reading through its own takes rather than read it again", async () => {
+    const [a] = await replicas(1);
+    const sent: string[] = [];
+    const rules = { perMinute: 3, burst: 1, window: true };
+    const window = counted(a, sent).allowances(SCOPE, rules);
+    // Read once (ahead of one call), then a take: the reading gets the take's slot.
+    expect(await readyAt(window, T0, 1)).toBe(T0);
+    expect(await take(window, T0)).toBe(true);
+    expect(await take(window, T0)).toBe(true);
+    await written(a);
+    const reads = () => sent.filter((text) => text.startsWith("SELECT ARRAY")).length;
+    expect(reads()).toBe(1);
+    // Two of three slots are taken: as in memory, the call after the next waits for the first.
+    const local = localAllowances(SCOPE, rules);
+    expect([local.tryTake(T0), local.tryTake(T0)]).toEqual([true, true]);
+    expect(window.readyAt(T0 + 10, 1)).toBe(local.readyAt(T0 + 10, 1));
+    expect(local.readyAt(T0 + 10, 1)).toBeGreaterThan(T0 + 10);
+    expect(reads()).toBe(1);
+  });
+
+  it("ask a post's channel pace and its workspace's budget side by side, not one after the other", async () => {
+    const [a] = await replicas(1);
+    const log: string[] = [];
+    const budgets = sharedBudgets(async (text, params) => {
+      const take = text.trimStart().startsWith("WITH taken") ? String(params[0]) : undefined;
+      if (take) log.push(`asked ${take}`);
+      const rows = await a.query(text, params);
+      if (take) log.push(`landed ${take}`);
+      return rows;
+    });
+    onTestFinished(() => budgets.settled());
+    const gate = new PostGate({ scheduler: new CallScheduler({ allowances: budgets.allowances }) });
+    onTestFinished(() => gate.close());
+    const posted = await gate.post({ team: "T1", channel: "C1" }, async () => ({ ts: "1.1" }));
+    expect(posted).toEqual({ ts: "1.1" });
+    // Both takes were on their way before either had landed, and each was asked once.
+    expect(log.slice(0, 2).sort()).toEqual([
+      "asked slack:T1:chat.postMessage",
+      "asked slack:T1:chat.postMessage:C1",
+    ]);
+    expect(log).toHaveLength(4);
   });
 
   it("sweep away what no longer counts, and nothing that does", async () => {
