@@ -386,13 +386,13 @@ class PacedEditReply implements ReplyRenderer {
     const { channel, threadTs, team } = this.target;
     const mayExist = index < this.attemptedBefore;
     let payload: ReplyPayload | undefined;
-    if (!mayExist) await this.recorder.posting(index);
     const { postGate, client, findMessage, onError } = this.options;
     const posting = postOnce(
       { team, channel },
       {
         postGate,
         mayExist,
+        ...(!mayExist && { recorded: this.recorder.posting(index) }),
         post: () => {
           payload = typeof make === "function" ? make() : make;
           return client(team).postMessage({ channel, thread_ts: threadTs, ...payload });

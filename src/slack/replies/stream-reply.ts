@@ -343,13 +343,13 @@ export class StreamReply implements ReplyRenderer {
     const after = this.parts.at(-1) ?? this.target.askedTs ?? threadTs;
     const find = () => this.options.findUnmarked({ team, channel, threadTs, after });
     let built: Plan | undefined;
-    await this.recorder.posting(index);
     let ts: string;
     try {
       ({ ts } = await postOnce(
         { team, channel },
         {
           postGate: this.options.gate.starts,
+          recorded: this.recorder.posting(index),
           post: () => {
             built = this.plan(draft, true) as Plan;
             this.arm();

@@ -13,6 +13,9 @@ export type CallFailure =
   | { kind: "transient" }
   | { kind: "permanent"; reason: string };
 
+/** A call that never went: what had to be recorded before it could not be (post-once.ts). */
+export const NOT_SENT_CODE = "slack_bridge_not_sent";
+
 /** Used when a 429 carries no usable Retry-After, ms. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 
@@ -66,6 +69,9 @@ export function classifyCallFailure(error: unknown): CallFailure {
     case INVALID_RESPONSE_CODE:
       // Slack took the call (a post may exist): sending it again could do it twice.
       return { kind: "permanent", reason: "invalid_response" };
+    case NOT_SENT_CODE:
+      // Nothing reached Slack, and what it waited for failed: trying again changes nothing.
+      return { kind: "permanent", reason: "not_sent" };
     default:
       // Anything else (a socket reset thrown raw, a timeout) is treated as the network's fault.
       return { kind: "transient" };

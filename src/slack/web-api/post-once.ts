@@ -1,5 +1,5 @@
 import type { Nearing, PostGate, PostTarget } from "../calls/post-gate.js";
-import { classifyCallFailure } from "./call-failure.js";
+import { classifyCallFailure, NOT_SENT_CODE } from "./call-failure.js";
 
 export interface PostOnceOptions {
   /** The gate the post waits in; its retries are the only ones a post gets. */
@@ -17,6 +17,21 @@ export interface PostOnceOptions {
   onLookupRefused?: (error: unknown) => void;
   /** Told when the post comes near the head of its channel's queue (PostGate.post). */
   nearing?: Nearing;
+  /**
+   * The attempt being recorded (the turn store), which must land before the message is sent:
+   * the post waits its turn in the gate meanwhile, so the record's round trip and the
+   * budgets' are not one after the other. A record that fails fails the post with its error,
+   * and nothing is sent.
+   */
+  recorded?: Promise<unknown>;
+}
+
+class NotSent extends Error {
+  readonly code = NOT_SENT_CODE;
+
+  constructor(cause: unknown) {
+    super("the post was not sent: its attempt could not be recorded", { cause });
+  }
 }
 
 /**
@@ -30,9 +45,11 @@ export function postOnce(
   target: PostTarget,
   options: PostOnceOptions,
 ): Promise<{ ts: string; found: boolean }> {
-  return options.postGate.post(
+  const { recorded } = options;
+  const gated = options.postGate.post(
     target,
     async (attempt) => {
+      if (recorded) await recorded.catch((error: unknown) => Promise.reject(new NotSent(error)));
       if (attempt > 1 || options.mayExist) {
         const ts = await lookFirst(options);
         if (ts !== undefined) return { ts, found: true };
@@ -42,6 +59,10 @@ export function postOnce(
     undefined,
     options.nearing,
   );
+  if (!recorded) return gated;
+  // A record that failed is the post's failure; the gate's attempt then only gives up.
+  gated.catch(() => undefined);
+  return recorded.then(() => gated);
 }
 
 async function lookFirst(options: PostOnceOptions): Promise<string | undefined> {
