@@ -452,7 +452,8 @@ export class Bridge {
     }
     this.lastShown.set(key, life.reply.shown);
     void this.queue
-      .add(key, () => this.deps.runner.run(life))
+      // First in its conversation's queue, it runs on the record just read.
+      .add(key, () => this.deps.runner.run(life, ahead === 0 ? turn : undefined))
       .finally(() => {
         life.reply.abandon();
         this.live.delete(turn.id);

@@ -68,6 +68,23 @@ describe("Bridge.accept", () => {
     expect(s.service.count("startRun")).toBe(3);
   });
 
+  it("runs a turn first in its conversation on the record just read, and reads again one that waited", async () => {
+    const s = setup();
+    const reads = vi.spyOn(s.stores.turns, "byId");
+    const first = inbound();
+    expect(await s.bridge.accept(first)).toBe("accepted");
+    await s.bridge.idle();
+    expect(reads).not.toHaveBeenCalled();
+    // Two in one thread at once: the second waits behind the first, and is read when its turn comes.
+    const second = inbound({ threadTs: first.threadTs });
+    const third = inbound({ threadTs: first.threadTs });
+    expect(await s.bridge.accept(second)).toBe("accepted");
+    expect(await s.bridge.accept(third)).toBe("accepted");
+    await s.bridge.idle();
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(s.service.count("startRun")).toBe(3);
+  });
+
   it("records a message once, however often it is delivered", async () => {
     const s = setup();
     const message = inbound();

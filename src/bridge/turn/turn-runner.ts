@@ -80,10 +80,15 @@ export class TurnRunner {
     });
   }
 
-  /** Works `life`'s turn, unless it is no longer waiting (stopped, or left). */
-  async run(life: TurnLife): Promise<void> {
+  /**
+   * Works `life`'s turn, unless it is no longer waiting (stopped, or left). `read`: the turn as
+   * read from the store just before, with nothing awaited since (it waited behind no other
+   * turn); otherwise it is read again. Either way each step's write is conditional on the row
+   * being the version it was computed from (store/sql/turns.ts).
+   */
+  async run(life: TurnLife, read?: Turn): Promise<void> {
     if (life.stage !== "waiting") return;
-    const turn = await this.deps.turns.byId(life.id);
+    const turn = read ?? (await this.deps.turns.byId(life.id));
     // Asked again after the read: a stop or a leave while it was on its way ended it here.
     if (life.stage !== "waiting") return;
     if (!turn || turn.state === "finished") return life.end();
