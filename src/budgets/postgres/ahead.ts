@@ -92,8 +92,11 @@ export class TakesAhead<T> {
     return !this.held(now) && this.budgets.down(now);
   }
 
-  /** While a refusal's lesson holds: the earliest instant a take may succeed; else undefined. */
-  refusedUntil(now: number): number | undefined {
+  /**
+   * The earliest instant a take may succeed as the database last taught it (a refusal, a
+   * reading, a 429), while that is still ahead of `now`; undefined: worth asking.
+   */
+  notBefore(now: number): number | undefined {
     return this.earliest.ahead(now);
   }
 

@@ -112,10 +112,13 @@ export class PostgresSlotWindow implements SlotWindow {
   private async take(now: number, count: number): Promise<TakeAnswer<number>> {
     const untilAt = now + this.leaseMs + this.rules.holdMs;
     const { limit } = this.rules;
-    const answer = await this.slots.occupy(this.key, now, { limit, untilAt, held: true, count });
-    const { taken } = answer;
-    if (taken.length > 0) return { taken, nextAt: now };
-    const rows = answer.rows ?? (await this.slots.read(this.key, now));
+    const { taken, rows } = await this.slots.occupy(this.key, now, {
+      limit,
+      untilAt,
+      held: true,
+      count,
+    });
+    if (!rows) return { taken, nextAt: now };
     this.seen.set(now, rows);
     // Another replica's release is not told here: look again after lookAgainMs at most.
     const frees = Math.min(rows.freeAt[0] ?? Number.POSITIVE_INFINITY, now + this.lookAgainMs);

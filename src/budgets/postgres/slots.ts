@@ -30,8 +30,9 @@ export class SlotTable {
 
   /**
    * Takes up to `count` slots of `key`, each counting until `untilAt`, as many as fewer than
-   * `limit` counting at `now` leave room for, none while a pause holds: their ids, and when none
-   * could be taken the key's slots as the statement found them (what says when to ask again).
+   * `limit` counting at `now` leave room for, none while a pause holds: their ids, and `rows`
+   * when none could be taken (only then): the key's slots as the statement found them, which
+   * say when to ask again.
    * One round trip: `budget_take_slots` (migration 7) takes the key's advisory lock for the
    * rest of its call, prunes slots long freed, counts those that still count and inserts what
    * there is room for. Each of its statements reads the rows as they are when it runs (a
@@ -44,8 +45,8 @@ export class SlotTable {
     key: string,
     now: number,
     slots: { limit: number; untilAt: number; held: boolean; count: number },
-  ): Promise<{ taken: number[]; rows?: SlotRows }> {
-    const row = await this.db.first<{ ids: number[] | null } & Partial<ReadRow>>(
+  ): Promise<{ taken: number[]; rows: SlotRows | undefined }> {
+    const row = await this.db.first<{ ids: number[] | null } & ReadRow>(
       `WITH t AS (SELECT budget_take_slots($1, $2, $3, $4, $5, $6, $7)::float8[] AS ids)
        SELECT t.ids, r.* FROM t
          LEFT JOIN LATERAL (SELECT ${READ}) AS r ON cardinality(t.ids) = 0`,
@@ -53,9 +54,7 @@ export class SlotTable {
     );
     const taken = row?.ids ?? [];
     // The rows are read (their columns not null) only when nothing was taken.
-    return row && taken.length === 0 && row.free_at
-      ? { taken, rows: slotRows(row as ReadRow) }
-      : { taken };
+    return { taken, rows: taken.length === 0 ? slotRows({ ...row }) : undefined };
   }
 
   /**
@@ -91,7 +90,7 @@ export class SlotTable {
 
   async read(key: string, now: number): Promise<SlotRows> {
     const row = await this.db.first<ReadRow>(`SELECT ${READ}`, [key, now]);
-    return row ? slotRows(row) : { ...NO_SLOTS };
+    return slotRows({ ...row });
   }
 }
 
@@ -103,9 +102,9 @@ const READ = `ARRAY(SELECT until_at FROM budget_slots
               ${PAUSED_UNTIL} AS paused_until`;
 
 interface ReadRow {
-  free_at: number[] | null;
-  held: number[] | null;
-  paused_until: number | null;
+  free_at?: number[] | null;
+  held?: number[] | null;
+  paused_until?: number | null;
 }
 
 function slotRows(row: ReadRow): SlotRows {

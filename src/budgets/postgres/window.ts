@@ -56,8 +56,8 @@ export class PostgresWindow implements Allowance {
   async takeNow(now: number): Promise<boolean> {
     if (this.takes.spend(now) !== undefined) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
-    // A refusal taught when the next take can be: none before then, with no round trip.
-    if (this.takes.refusedUntil(now) !== undefined) return false;
+    // The database taught when the next take can be: none before then, with no round trip.
+    if (this.takes.notBefore(now) !== undefined) return false;
     const answer = await this.budgets.attempt(now, () => this.take(now, 1));
     // The database failed meanwhile: this replica's own copy decides.
     if (answer === undefined) return this.alone.tryTake(now);
@@ -90,7 +90,7 @@ export class PostgresWindow implements Allowance {
       held: false,
       count,
     });
-    if (taken.length > 0) {
+    if (!rows) {
       // Each slot taken counts until untilAt: the reading gets them, not read again.
       this.seen.apply((seen) => ({
         ...seen,
@@ -98,9 +98,8 @@ export class PostgresWindow implements Allowance {
       }));
       return { taken, nextAt: now };
     }
-    const read = rows ?? (await this.slots.read(this.key, now));
-    this.seen.set(now, read);
-    return { taken: [], nextAt: this.estimate(read, now, 0) };
+    this.seen.set(now, rows);
+    return { taken: [], nextAt: this.estimate(rows, now, 0) };
   }
 
   private estimate(rows: SlotRows, now: number, ahead: number): number {
