@@ -24,11 +24,12 @@ export interface Allowance {
    */
   takeNow?(now: number): Promise<boolean>;
   /**
-   * A call waits for this allowance, and others before it: one kept in a database asks for a
-   * take ahead (budgets/postgres/ahead.ts), so that readyAt says now once it has one and
-   * tryTake answers from it. One in memory needs none.
+   * `count` calls (default 1) will soon want this allowance, and others before them: one kept
+   * in a database asks for that many takes ahead, in one statement (budgets/postgres/ahead.ts),
+   * so that readyAt says now once it has them and tryTake answers from them. One in memory
+   * needs none.
    */
-  ask?(now: number): void;
+  ask?(now: number, count?: number): void;
   /**
    * A 429 said to wait until `until`: no take succeeds before then, and readyAt says so. Only a
    * shared allowance needs it, so that a 429 met by one replica holds every replica back; in
@@ -50,8 +51,9 @@ export interface QueuePlace {
   /** The rank of the process's next waiting call once this one has gone; Infinity: none. */
   next: number;
   /**
-   * How many of the process's calls are ready for the budget now, this one included; default
-   * 1. A window kept in a database takes that many in one statement, for the calls after it.
+   * How many of the process's calls are ready for the budget now or within a moment, this one
+   * included; default 1. A budget kept in a database takes up to that many in one statement,
+   * for the calls after it.
    */
   ready?: number;
 }

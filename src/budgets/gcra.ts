@@ -43,3 +43,25 @@ export function gcraReadyAt(arrival: number, now: number, ahead: number, rules: 
 export function gcraAfterTake(arrival: number, now: number, rules: GcraRules): number {
   return Math.max(arrival, now) + rules.spacingMs;
 }
+
+/**
+ * How many of `count` takes the bucket allows at `now` one after the other (0: none): the
+ * largest n <= count with gcraReadyAt(arrival, now, n - 1) <= now, that is with
+ * from + (n - 1) * spacing - tolerance <= floor(now). The bucket shared in PostgreSQL takes
+ * that many in one statement with the same arithmetic (budgets/postgres/bucket.ts); the
+ * arrival after them is max(arrival, now) + n * spacing.
+ */
+export function gcraTakeable(
+  arrival: number,
+  now: number,
+  count: number,
+  rules: GcraRules,
+): number {
+  const from = Math.max(arrival, now);
+  if (Math.ceil(from - rules.toleranceMs) > now) return 0;
+  const room = Math.floor((Math.floor(now) - from + rules.toleranceMs) / rules.spacingMs + EPSILON);
+  return Math.min(count, Math.max(1, room + 1));
+}
+
+/** Spacings a rounding error may miss by: a token due this close to now is there. */
+export const EPSILON = 1e-9;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FULL, gcraRules, gcraTakeable } from "../../src/budgets/gcra.js";
 import { TokenBucket } from "../../src/budgets/token-bucket.js";
 
 describe("TokenBucket", () => {
@@ -42,5 +43,28 @@ describe("TokenBucket", () => {
   it("rejects a rate or capacity that cannot work", () => {
     expect(() => new TokenBucket(0, 1)).toThrow(RangeError);
     expect(() => new TokenBucket(10, 0.5)).toThrow(RangeError);
+  });
+
+  it("counts the takes a batch may make as many single takes at one instant would", () => {
+    for (const [perMinute, capacity] of [
+      [40, 4],
+      [47, 3],
+      [7, 1],
+      [250, 10],
+    ] as const) {
+      const rules = gcraRules(perMinute, capacity);
+      const bucket = new TokenBucket(perMinute, capacity);
+      let arrival = FULL;
+      for (let step = 0; step < 400; step++) {
+        // Instants a fraction of a spacing apart, some of them not whole ms.
+        const now = Math.floor(step * rules.spacingMs * 0.37) + (step % 5 === 0 ? 0.5 : 0);
+        const count = (step % 6) + 1;
+        const batch = gcraTakeable(arrival, now, count, rules);
+        let singles = 0;
+        while (singles < count && bucket.tryTake(now)) singles++;
+        expect([step, batch]).toEqual([step, singles]);
+        if (batch > 0) arrival = Math.max(arrival, now) + batch * rules.spacingMs;
+      }
+    }
   });
 });

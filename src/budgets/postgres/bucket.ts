@@ -1,5 +1,5 @@
 import type { Allowance, QueuePlace } from "../allowance.js";
-import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt } from "../gcra.js";
+import { EPSILON, FULL, type GcraRules, gcraReadyAt, gcraTakeable } from "../gcra.js";
 import { type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
 import { LastReading } from "./earliest.js";
@@ -86,12 +86,12 @@ export class PostgresBucket implements Allowance {
       return true;
     }
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
-    this.takes.ask(now, () => this.take(now, place));
+    this.takes.ask(now, () => this.take(now, place, place?.ready ?? 1));
     return false;
   }
 
-  ask(now: number): void {
-    this.takes.ask(now, () => this.take(now, undefined));
+  ask(now: number, count = 1): void {
+    this.takes.ask(now, () => this.take(now, undefined, count));
   }
 
   withdraw(): void {
@@ -112,41 +112,56 @@ export class PostgresBucket implements Allowance {
   }
 
   /**
-   * The take's statement. Its condition is gcraReadyAt(arrival, now, 0) <= now, which is
-   * ceil(max(arrival, now) - tolerance) <= now; the new arrival is gcraAfterTake's. A missing
-   * row is a full bucket. Every part reads the rows as they were before the take.
+   * The take's statement: as many tokens as `count` calls want and the bucket allows at `now`
+   * (gcraTakeable), none unless at least one is there. Its condition is gcraReadyAt(arrival,
+   * now, 0) <= now, which is ceil(max(arrival, now) - tolerance) <= now; the new arrival is
+   * max(arrival, now) + n * spacing. A missing row is a full bucket. Every part reads the rows
+   * as they were before the take.
    */
-  private async take(now: number, place: QueuePlace | undefined): Promise<TakeAnswer<true>> {
-    const liveUntil = now + 2 * this.rules.spacingMs + WAITER_GRACE_MS;
+  private async take(
+    now: number,
+    place: QueuePlace | undefined,
+    count: number,
+  ): Promise<TakeAnswer<true>> {
+    const { spacingMs, toleranceMs } = this.rules;
+    const liveUntil = now + 2 * spacingMs + WAITER_GRACE_MS;
+    const fresh = gcraTakeable(FULL, now, count, this.rules);
     const row = await this.budgets.first<TakeRow>(
       `WITH taken AS (
          INSERT INTO budget_buckets AS b (key, arrival)
-         SELECT $1, $3::float8 WHERE NOT ${PAUSED} AND ${firstInLine(6)}
+         SELECT $1, $3::float8 WHERE NOT ${PAUSED} AND ${firstInLine(7)}
          ON CONFLICT (key) DO UPDATE SET arrival = GREATEST(b.arrival, $2::float8) + $4::float8
+             * LEAST($6::int, GREATEST(1, floor((floor($2::float8) - GREATEST(b.arrival, $2::float8)
+                 + $5::float8) / $4::float8 + ${EPSILON}::float8) + 1))
            WHERE ceil(GREATEST(b.arrival, $2::float8) - $5::float8) <= $2::float8
          RETURNING arrival
-       ), ${queueUp(6)}
+       ), ${queueUp(7)}
        SELECT (SELECT arrival FROM taken) AS taken,
               (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
               ${PAUSED_UNTIL} AS paused_until,
-              NOT ${firstInLine(6)} AS behind`,
+              NOT ${firstInLine(7)} AS behind`,
       [
         this.key,
         now,
-        gcraAfterTake(FULL, now, this.rules),
-        this.rules.spacingMs,
-        this.rules.toleranceMs,
+        now + fresh * spacingMs,
+        spacingMs,
+        toleranceMs,
+        count,
         ...waiterParams(this.budgets.holder, place, liveUntil),
       ],
     );
     if (!row) throw new Error(`the take of ${this.key} answered no row`);
-    const taken = row.taken !== null;
-    this.waiting = place !== undefined && (taken ? place.next : place.rank) < Infinity;
-    if (taken) {
+    if (row.taken !== null) {
       // Taken: no pause holds at `now`, and the next take can go no earlier than this.
-      this.seen.set(now, { arrival: row.taken as number, pausedUntil: Number.NEGATIVE_INFINITY });
-      return { taken: [true], nextAt: gcraReadyAt(row.taken as number, now, 0, this.rules) };
+      this.waiting = place !== undefined && place.next < Infinity;
+      this.seen.set(now, { arrival: row.taken, pausedUntil: Number.NEGATIVE_INFINITY });
+      const tokens = Math.round((row.taken - Math.max(row.arrival ?? FULL, now)) / spacingMs);
+      return {
+        taken: Array.from({ length: tokens }, () => true as const),
+        nextAt: gcraReadyAt(row.taken, now, 0, this.rules),
+      };
     }
+    this.waiting = place !== undefined && place.rank < Infinity;
     const arrival = row.arrival ?? FULL;
     this.seen.set(now, { arrival, pausedUntil: row.paused_until });
     // Behind another replica's call: that one takes the token there is, this one the next.

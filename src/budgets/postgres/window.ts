@@ -65,8 +65,8 @@ export class PostgresWindow implements Allowance {
     return answer.taken.length > 0;
   }
 
-  ask(now: number): void {
-    this.takes.ask(now, () => this.take(now, 1));
+  ask(now: number, count = 1): void {
+    this.takes.ask(now, () => this.take(now, count));
   }
 
   pauseUntil(until: number): void {

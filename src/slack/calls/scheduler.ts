@@ -40,7 +40,8 @@ const SWEEP_MS = 1_000;
  * A call whose lane's own pace is due within this long, ms, has the method's budget asked for
  * beside it (Allowance.ask): kept in a database, the pace's take is then on its way (its
  * readyAt says a moment later, budgets/postgres/ahead.ts), and the two round trips go side by
- * side rather than one after the other.
+ * side rather than one after the other. A take of the method's budget is asked for every call
+ * due that soon, in one statement.
  */
 const ASK_BESIDE_MS = 250;
 
@@ -110,8 +111,8 @@ interface Found {
   rank: number;
   next: number;
   nextReady: number;
-  /** Lanes ready now, the one found included. */
-  ready: number;
+  /** Lanes ready now or within ASK_BESIDE_MS, the one found included. */
+  soon: number;
 }
 
 /**
@@ -131,7 +132,7 @@ export class CallScheduler {
   private readonly workspaces = new Map<string, Workspace>();
   private closed = false;
   /** What the last `first` found (one object, not one per look). */
-  private readonly found: Found = { rank: 0, next: 0, nextReady: 0, ready: 0 };
+  private readonly found: Found = { rank: 0, next: 0, nextReady: 0, soon: 0 };
 
   constructor(options: SchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -359,10 +360,10 @@ export class CallScheduler {
         share.bucket.withdraw?.();
         // A take made for a lane that is refused after all is spent by the next ready call,
         // or let go unspent (ahead.ts).
-        if (found.nextReady <= now + ASK_BESIDE_MS) share.bucket.ask?.(now);
+        if (found.soon > 0) share.bucket.ask?.(now, found.soon);
         return found.nextReady;
       }
-      const place: QueuePlace = { rank: found.rank, next: found.next, ready: found.ready };
+      const place: QueuePlace = { rank: found.rank, next: found.next, ready: found.soon };
       // A call made as it goes is made once the budget has room for it, before that is spent:
       // one with nothing to send after all gives its turn up.
       const room = best.lane.prepare && share.bucket.readyAt(now) <= now;
@@ -386,7 +387,7 @@ export class CallScheduler {
     let rank = Number.POSITIVE_INFINITY;
     let next = Number.POSITIVE_INFINITY;
     let nextReady = Number.POSITIVE_INFINITY;
-    let ready = 0;
+    let soon = 0;
     const { active } = share;
     const scanAll = share.scanAll;
     share.scanAll = false;
@@ -402,11 +403,11 @@ export class CallScheduler {
       }
       if (scanAll) active.add(entry);
       const readyAt = Math.max(wanted, entry.notBefore);
+      if (readyAt <= now + ASK_BESIDE_MS) soon++;
       if (readyAt > now) {
         if (readyAt < nextReady) nextReady = readyAt;
         continue;
       }
-      ready++;
       const its = entry.lane.rank();
       if (!best || its < rank || (its === rank && entry.seq < best.seq)) {
         if (rank < next) next = rank;
@@ -418,7 +419,7 @@ export class CallScheduler {
     found.rank = rank;
     found.next = next;
     found.nextReady = nextReady;
-    found.ready = ready;
+    found.soon = soon;
     return best;
   }
 

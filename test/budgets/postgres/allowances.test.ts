@@ -225,6 +225,36 @@ describe("shared budgets in PostgreSQL", () => {
     expect(await slots()).toBe(4);
   });
 
+  it("take a bucket's tokens for every call ready in one statement, as many as the bucket has", async () => {
+    const [a, b] = await replicas(2);
+    const sent: string[] = [];
+    const rules = { perMinute: 60, burst: 4 };
+    const bucket = counted(a, sent).allowances({ team: "T1", method: "chat.postMessage" }, rules);
+    const local = localAllowances({ team: "T1", method: "chat.postMessage" }, rules);
+    // Six calls are ready: one statement takes the four the bucket holds.
+    expect(bucket.tryTake(T0, { rank: 1, next: 2, ready: 6 })).toBe(false);
+    await settled(bucket);
+    const takes = () => sent.filter((text) => text.startsWith("WITH taken")).length;
+    expect(takes()).toBe(1);
+    const took = Array.from({ length: 6 }, () => bucket.tryTake(T0 + 1));
+    expect(took).toEqual([true, true, true, true, false, false]);
+    // The take taught when the next token comes: the fifth does not ask before then. The
+    // bucket stands where four single takes leave it.
+    expect(takes()).toBe(1);
+    const singles = [0, 1, 2, 3, 4].map(() => local.tryTake(T0));
+    expect(singles).toEqual([true, true, true, true, false]);
+    expect(
+      await readyAt(
+        b.budgets.allowances({ team: "T1", method: "chat.postMessage" }, rules),
+        T0 + 1,
+      ),
+    ).toBe(local.readyAt(T0 + 1));
+    // A second later, one token more: a batch of three gets that one.
+    expect(await take(bucket, T0 + 1_000, { rank: 3, next: 4, ready: 3 })).toBe(true);
+    expect(bucket.tryTake(T0 + 1_000)).toBe(false);
+    expect(takes()).toBe(2);
+  });
+
   it("take at once, awaited, for a choice: three replicas choose no more than the window has", async () => {
     const rules = { perMinute: 3, burst: 1, window: true };
     const scope = { team: "T1", method: "chat.startStream", lane: "chosen" };
@@ -298,6 +328,28 @@ describe("shared budgets in PostgreSQL", () => {
       "asked slack:T1:chat.postMessage:C1",
     ]);
     expect(log).toHaveLength(4);
+  });
+
+  it("take the workspace's budget for posts of several channels queued together in one statement", async () => {
+    const [a] = await replicas(1);
+    const workspaceTakes: number[] = [];
+    const budgets = sharedBudgets(async (text, params) => {
+      if (text.trimStart().startsWith("WITH taken") && params[0] === "slack:T1:chat.postMessage")
+        workspaceTakes.push(Number(params[5]));
+      return a.query(text, params);
+    });
+    onTestFinished(() => budgets.settled());
+    const gate = new PostGate({ scheduler: new CallScheduler({ allowances: budgets.allowances }) });
+    onTestFinished(() => gate.close());
+    const channels = ["C1", "C2", "C3"];
+    const posted = await Promise.all(
+      channels.map((channel) =>
+        gate.post({ team: "T1", channel }, async () => ({ ts: `${channel}.1` })),
+      ),
+    );
+    expect(posted).toEqual([{ ts: "C1.1" }, { ts: "C2.1" }, { ts: "C3.1" }]);
+    // One take, asked beside the channels' paces, for the three posts.
+    expect(workspaceTakes).toEqual([3]);
   });
 
   it("sweep away what no longer counts, and nothing that does", async () => {
