@@ -18,12 +18,21 @@ const UNREAD: Seen = { arrival: FULL, pausedUntil: Number.NEGATIVE_INFINITY };
 interface TakeRow {
   /** The arrival time after the take; null: refused. */
   taken: number | null;
+  /** How many tokens the take took; null: refused. */
+  took: number | null;
   /** The arrival time as the take found it; null: the bucket is full. */
   arrival: number | null;
   paused_until: number;
   /** Another replica's call ranks before this one (waiters.ts). */
   behind: boolean;
 }
+
+/**
+ * SQL: how many of $6 takes the bucket row `b` allows at $2 (gcraTakeable, with spacing $4 and
+ * tolerance $5), when it allows one. Every use in one statement reads the row before the take.
+ */
+const TAKEABLE = `LEAST($6::int, GREATEST(1, floor((floor($2::float8) - GREATEST(b.arrival, $2::float8)
+  + $5::float8) / $4::float8 + ${EPSILON}::float8) + 1))::int`;
 
 /**
  * A replica that stopped asking for a bucket holds the others back for at most two tokens'
@@ -115,8 +124,9 @@ export class PostgresBucket implements Allowance {
    * The take's statement: as many tokens as `count` calls want and the bucket allows at `now`
    * (gcraTakeable), none unless at least one is there. Its condition is gcraReadyAt(arrival,
    * now, 0) <= now, which is ceil(max(arrival, now) - tolerance) <= now; the new arrival is
-   * max(arrival, now) + n * spacing. A missing row is a full bucket. Every part reads the rows
-   * as they were before the take.
+   * max(arrival, now) + n * spacing, and n comes back from the row the take wrote: the rest of
+   * the statement reads the rows as they were before it, which another replica's take may
+   * have changed while this one waited for the row's lock. A missing row is a full bucket.
    */
   private async take(
     now: number,
@@ -125,25 +135,25 @@ export class PostgresBucket implements Allowance {
   ): Promise<TakeAnswer<true>> {
     const { spacingMs, toleranceMs } = this.rules;
     const liveUntil = now + 2 * spacingMs + WAITER_GRACE_MS;
-    const fresh = gcraTakeable(FULL, now, count, this.rules);
     const row = await this.budgets.first<TakeRow>(
       `WITH taken AS (
-         INSERT INTO budget_buckets AS b (key, arrival)
-         SELECT $1, $3::float8 WHERE NOT ${PAUSED} AND ${firstInLine(7)}
-         ON CONFLICT (key) DO UPDATE SET arrival = GREATEST(b.arrival, $2::float8) + $4::float8
-             * LEAST($6::int, GREATEST(1, floor((floor($2::float8) - GREATEST(b.arrival, $2::float8)
-                 + $5::float8) / $4::float8 + ${EPSILON}::float8) + 1))
+         INSERT INTO budget_buckets AS b (key, arrival, took)
+         SELECT $1, $2::float8 + $3::int * $4::float8, $3::int
+          WHERE NOT ${PAUSED} AND ${firstInLine(7)}
+         ON CONFLICT (key) DO UPDATE
+           SET arrival = GREATEST(b.arrival, $2::float8) + $4::float8 * ${TAKEABLE},
+               took = ${TAKEABLE}
            WHERE ceil(GREATEST(b.arrival, $2::float8) - $5::float8) <= $2::float8
-         RETURNING arrival
+         RETURNING arrival, took
        ), ${queueUp(7)}
-       SELECT (SELECT arrival FROM taken) AS taken,
+       SELECT (SELECT arrival FROM taken) AS taken, (SELECT took FROM taken) AS took,
               (SELECT arrival FROM budget_buckets WHERE key = $1) AS arrival,
               ${PAUSED_UNTIL} AS paused_until,
               NOT ${firstInLine(7)} AS behind`,
       [
         this.key,
         now,
-        now + fresh * spacingMs,
+        gcraTakeable(FULL, now, count, this.rules),
         spacingMs,
         toleranceMs,
         count,
@@ -155,9 +165,8 @@ export class PostgresBucket implements Allowance {
       // Taken: no pause holds at `now`, and the next take can go no earlier than this.
       this.waiting = place !== undefined && place.next < Infinity;
       this.seen.set(now, { arrival: row.taken, pausedUntil: Number.NEGATIVE_INFINITY });
-      const tokens = Math.round((row.taken - Math.max(row.arrival ?? FULL, now)) / spacingMs);
       return {
-        taken: Array.from({ length: tokens }, () => true as const),
+        taken: Array.from({ length: row.took ?? 1 }, () => true as const),
         nextAt: gcraReadyAt(row.taken, now, 0, this.rules),
       };
     }

@@ -208,6 +208,10 @@ export const MIGRATIONS: readonly string[] = [
      SELECT array_agg(id ORDER BY id) INTO taken FROM made;
      RETURN taken;
    END $$;`,
+  // 8: how many tokens a bucket's last take took (budgets/postgres/bucket.ts), returned by
+  // the take itself: a take may be for several calls, and the row it updated may be newer
+  // than the one its statement read.
+  "ALTER TABLE budget_buckets ADD COLUMN took INTEGER NOT NULL DEFAULT 1;",
 ];
 
 /**

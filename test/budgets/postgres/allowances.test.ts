@@ -1,9 +1,12 @@
+import { setImmediate } from "node:timers/promises";
+import pg from "pg";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
 import { localAllowances } from "../../../src/budgets/local-allowances.js";
 import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
 import { PostGate } from "../../../src/slack/calls/post-gate.js";
 import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
+import { postgresUrl } from "../../support/postgres.js";
 import {
   type Replica,
   readyAt,
@@ -14,6 +17,14 @@ import {
 } from "../../support/shared-budgets.js";
 
 const T0 = Date.UTC(2026, 0, 1);
+
+/** Statements waiting, directly or behind another, for a lock the connection asking holds. */
+const WAITING_TAKES = `WITH RECURSIVE waiting (pid) AS (
+    SELECT pid FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid))
+    UNION
+    SELECT l.pid FROM pg_locks AS l JOIN waiting AS w ON w.pid = ANY (pg_blocking_pids(l.pid))
+     WHERE NOT l.granted)
+  SELECT count(DISTINCT pid) AS n FROM waiting`;
 const SCOPE = { team: "T1", method: "chat.update" };
 
 /** The budgets of `replica`, with every statement they send written down in `sent`. */
@@ -253,6 +264,38 @@ describe("shared budgets in PostgreSQL", () => {
     expect(await take(bucket, T0 + 1_000, { rank: 3, next: 4, ready: 3 })).toBe(true);
     expect(bucket.tryTake(T0 + 1_000)).toBe(false);
     expect(takes()).toBe(2);
+  });
+
+  it("count what a take of several tokens took on the row it wrote, not on what it read first", async () => {
+    const [a, b] = await replicas(2);
+    const rules = { perMinute: 60, burst: 4 };
+    const scope = { team: "T1", method: "chat.postMessage", lane: "C1" };
+    const key = "slack:T1:chat.postMessage:C1";
+    // A full bucket's row, locked by another connection: both takes read it, then wait.
+    await a.query("INSERT INTO budget_buckets (key, arrival) VALUES ($1, $2)", [key, T0 - 60_000]);
+    const [{ schema } = { schema: "" }] = await a.query<{ schema: string }>(
+      "SELECT current_schema() AS schema",
+    );
+    const locker = new pg.Client({
+      connectionString: postgresUrl(),
+      options: `-c search_path=${schema}`,
+    });
+    await locker.connect();
+    onTestFinished(() => locker.end());
+    await locker.query("BEGIN");
+    await locker.query("SELECT 1 FROM budget_buckets WHERE key = $1 FOR UPDATE", [key]);
+    const both = [a, b].map((r) => r.budgets.allowances(scope, rules));
+    for (const bucket of both) bucket.tryTake(T0, { rank: 1, next: 2, ready: 3 });
+    while (Number((await locker.query(WAITING_TAKES)).rows[0]?.n) < 2) await setImmediate();
+    await locker.query("COMMIT");
+    await Promise.all(both.map(settled));
+    // The first took three, the second the one left: it counted on the row the first wrote.
+    const took = both.map((bucket) => {
+      let n = 0;
+      while (bucket.tryTake(T0 + 1)) n++;
+      return n;
+    });
+    expect(took.sort()).toEqual([1, 3]);
   });
 
   it("take at once, awaited, for a choice: three replicas choose no more than the window has", async () => {
