@@ -31,6 +31,13 @@ export interface Allowance {
    */
   ask?(now: number, count?: number): void;
   /**
+   * A call will want this allowance within two seconds (a reply's first message, once its
+   * first words are written), though none waits for it yet: one kept in a database takes for
+   * it ahead, with the takes of other calls expected, so that the call finds its take in hand
+   * when it comes rather than a round trip later. One in memory needs none.
+   */
+  expect?(now: number): void;
+  /**
    * A 429 said to wait until `until`: no take succeeds before then, and readyAt says so. Only a
    * shared allowance needs it, so that a 429 met by one replica holds every replica back; in
    * one process the scheduler keeps the pause itself.

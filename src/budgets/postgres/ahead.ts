@@ -12,9 +12,10 @@ export interface TakeAnswer<T> {
 /**
  * How long takes that landed are kept for the calls that asked for them, ms. Past that, the call
  * went elsewhere: the take is let go (spent, or released by `drop`) rather than spent late, so
- * that calls never go in a burst the database did not allow.
+ * that calls never go in a burst the database did not allow. A call expected (`expect`) is
+ * waited for as long.
  */
-const IN_HAND_MS = 2_000;
+export const IN_HAND_MS = 2_000;
 
 /**
  * While a take is on its way, the budget says it is worth asking again this much later, ms:
@@ -34,9 +35,14 @@ const ASKING_MS = 250;
  * asked.
  */
 export class TakesAhead<T> {
-  private hand: { values: T[]; at: number } | undefined;
+  /** The takes landed and not yet spent, each with when it landed, oldest first. */
+  private hand: { value: T; at: number }[] = [];
   private asking: Promise<void> | undefined;
   private readonly earliest = new EarliestTake();
+  /** When each call expected and not yet come was told of (`expect`), oldest first. */
+  private expected: number[] = [];
+  /** The last call expected while a take was on its way: what to ask for it once it lands. */
+  private later: { now: number; statement: (count: number) => Promise<TakeAnswer<T>> } | undefined;
 
   constructor(
     private readonly budgets: BudgetDb,
@@ -47,24 +53,59 @@ export class TakesAhead<T> {
 
   /** A take in hand, spent; undefined when there is none. */
   spend(now: number): T | undefined {
-    const hand = this.held(now);
-    const value = hand?.values.shift();
-    if (hand?.values.length === 0) this.hand = undefined;
-    return value;
+    this.expire(now);
+    const taken = this.hand.shift();
+    // The call it was taken for has come (or another took its place, and that one will ask).
+    if (taken) this.expected.shift();
+    return taken?.value;
+  }
+
+  /**
+   * A call will want a take within IN_HAND_MS (a reply's first message, once its first words
+   * are written): takes are asked ahead for the calls expected and not covered by those in
+   * hand, in one statement, so that the call finds one in hand when it comes. Those expected
+   * while a take is on its way are asked for once it lands, at the instant the last of them
+   * was expected (each take is ahead of its call anyway). `statement` takes `count` at `now`.
+   */
+  expect(now: number, statement: (count: number) => Promise<TakeAnswer<T>>): void {
+    this.expected.push(now);
+    this.later = { now, statement };
+    this.askExpected();
+  }
+
+  /** Asks for the calls expected and not covered, unless a take is on its way or refused. */
+  private askExpected(): void {
+    const later = this.later;
+    if (!later || this.asking) return;
+    this.later = undefined;
+    const { now, statement } = later;
+    this.expected = this.expected.filter((at) => now - at < IN_HAND_MS);
+    const missing = this.expected.length - this.held(now);
+    if (missing > 0 && this.notBefore(now) === undefined) {
+      this.request(now, () => statement(missing), true);
+    }
   }
 
   /** Asks the database for a take, unless one is in hand or on its way, or none can be had yet. */
   ask(now: number, statement: () => Promise<TakeAnswer<T>>): void {
-    if (this.asking || this.held(now) || this.knownAt(now) !== undefined) return;
+    if (this.asking || this.held(now) > 0 || this.knownAt(now) !== undefined) return;
+    this.request(now, statement);
+  }
+
+  /** `ahead`: for calls expected, none of which waits yet. */
+  private request(now: number, statement: () => Promise<TakeAnswer<T>>, ahead = false): void {
     const asked = this.budgets.attempt(now, statement).then((answer) => {
       this.asking = undefined;
       const taken = answer?.taken ?? [];
-      if (taken.length > 0) this.hand = { values: [...taken], at: now };
-      else this.budgets.refused();
+      // Those still in hand (taken for calls expected) are kept with the new ones.
+      this.expire(now);
+      for (const value of taken) this.hand.push({ value, at: now });
+      if (taken.length === 0 && !ahead) this.budgets.refused();
       // A refusal is not asked again in the same ms: behind another replica's call, the token
       // there is goes to that call first, and asking again at once would only spin.
       const floor = taken.length === 0 ? now + 1 : now;
       if (answer) this.earliest.learnt(Math.max(answer.nextAt, floor));
+      this.askExpected();
       this.changed();
     });
     this.asking = asked;
@@ -76,7 +117,7 @@ export class TakesAhead<T> {
    * Undefined: nothing is known, worth asking now.
    */
   knownAt(now: number): number | undefined {
-    if (this.held(now)) return now;
+    if (this.held(now) > 0) return now;
     if (this.asking) return now + ASKING_MS;
     if (this.budgets.down(now)) return this.budgets.retryAt(now);
     return this.earliest.ahead(now);
@@ -89,7 +130,7 @@ export class TakesAhead<T> {
    * together spend more than the budget whenever the database is busy.
    */
   stalled(now: number): boolean {
-    return !this.held(now) && this.budgets.down(now);
+    return this.held(now) === 0 && this.budgets.down(now);
   }
 
   /**
@@ -114,8 +155,8 @@ export class TakesAhead<T> {
   /** Whoever was woken for the takes in hand did not spend them all: the rest are let go now. */
   unspent(): void {
     const hand = this.hand;
-    this.hand = undefined;
-    for (const value of hand?.values ?? []) this.drop(value);
+    this.hand = [];
+    for (const { value } of hand) this.drop(value);
   }
 
   /** Once the take on its way (if any) has landed. */
@@ -123,12 +164,16 @@ export class TakesAhead<T> {
     await this.asking;
   }
 
-  private held(now: number): { values: T[]; at: number } | undefined {
-    const hand = this.hand;
-    if (hand && now - hand.at > IN_HAND_MS) {
-      this.unspent();
-      return undefined;
+  /** How many takes are in hand at `now`. */
+  private held(now: number): number {
+    this.expire(now);
+    return this.hand.length;
+  }
+
+  /** Takes kept past IN_HAND_MS are let go. */
+  private expire(now: number): void {
+    while (this.hand.length > 0 && now - (this.hand[0] as { at: number }).at > IN_HAND_MS) {
+      this.drop((this.hand.shift() as { value: T }).value);
     }
-    return hand;
   }
 }

@@ -103,6 +103,10 @@ export class PostgresBucket implements Allowance {
     this.takes.ask(now, () => this.take(now, undefined, count));
   }
 
+  expect(now: number): void {
+    this.takes.expect(now, (count) => this.take(now, undefined, count));
+  }
+
   withdraw(): void {
     if (!this.waiting) return;
     this.waiting = false;

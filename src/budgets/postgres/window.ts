@@ -1,6 +1,6 @@
 import type { Allowance, QueuePlace } from "../allowance.js";
 import { type WindowRules, windowReadyAt } from "../window.js";
-import { type TakeAnswer, TakesAhead } from "./ahead.js";
+import { IN_HAND_MS, type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
 import { LastReading } from "./earliest.js";
 import { pause } from "./pauses.js";
@@ -69,6 +69,12 @@ export class PostgresWindow implements Allowance {
     this.takes.ask(now, () => this.take(now, count));
   }
 
+  expect(now: number): void {
+    // Spent up to IN_HAND_MS later: each slot counts that much longer, so that the call it goes
+    // with counts a whole window in the database too.
+    this.takes.expect(now, (count) => this.take(now, count, IN_HAND_MS));
+  }
+
   pauseUntil(until: number): void {
     this.seen.forget();
     this.takes.pause(until);
@@ -80,10 +86,13 @@ export class PostgresWindow implements Allowance {
     await Promise.all([this.takes.settled(), this.seen.settled()]);
   }
 
-  /** Up to `count` takes, and on a refusal the slots that say when the next may be. */
-  private async take(now: number, count: number): Promise<TakeAnswer<number>> {
+  /**
+   * Up to `count` takes, each counting `laterMs` past the window, and on a refusal the slots
+   * that say when the next may be.
+   */
+  private async take(now: number, count: number, laterMs = 0): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
-    const untilAt = now + windowMs;
+    const untilAt = now + windowMs + laterMs;
     const { taken, rows } = await this.slots.occupy(this.key, now, {
       limit,
       untilAt,

@@ -73,6 +73,11 @@ export abstract class ChannelLane<Q extends Queued> implements Lane {
     return this.bucket.tryTake(now);
   }
 
+  /** A call will be queued within two seconds: its pace is taken ahead (Allowance.expect). */
+  expect(now: number): void {
+    this.bucket.expect?.(now);
+  }
+
   pauseUntil(until: number): void {
     this.bucket.pauseUntil?.(until);
   }

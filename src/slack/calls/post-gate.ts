@@ -223,14 +223,9 @@ export class PostGate {
     if (this.channels.closed) return Promise.reject(new PostGateError("closed"));
     if (signal?.aborted) return Promise.reject(new PostGateError("withdrawn"));
     const now = this.scheduler.clock.now();
-    const { team, channel } = target;
-    const lane = target.lane ?? channel;
-    const queue = this.channels.get(team, lane, () => {
-      const pace = this.localPace
-        ? new TokenBucket(this.rules.perMinute, this.rules.burst)
-        : this.scheduler.allowance({ team, method: this.method, lane }, this.rules);
-      return new ChannelQueue({ team, channel }, this.rules, now, pace);
-    });
+    const queue = this.lane(target, now);
+    const { team } = target;
+    const lane = target.lane ?? target.channel;
     return new Promise<T>((resolve, reject) => {
       const job: Job = {
         run: fn,
@@ -249,6 +244,18 @@ export class PostGate {
     });
   }
 
+  /**
+   * A post to `target` will be queued within two seconds (a reply's first message waits for
+   * its first words): the channel's pace and the workspace's budget, kept in a database, take
+   * for it ahead, so that it finds them in hand rather than a round trip later.
+   */
+  expect(target: PostTarget): void {
+    if (this.channels.closed) return;
+    const now = this.scheduler.clock.now();
+    this.scheduler.expect(target.team, this.method);
+    this.lane(target, now).expect(now);
+  }
+
   stats(): { queued: number; inFlight: number; posted: number; rateLimited: number } {
     const channels = this.channels.all();
     const { landed, rateLimited } = this.channels.counts();
@@ -258,6 +265,18 @@ export class PostGate {
       posted: landed,
       rateLimited,
     };
+  }
+
+  /** The queue of `target`'s lane (its channel, unless it names one). */
+  private lane(target: PostTarget, now: number): ChannelQueue {
+    const { team, channel } = target;
+    const lane = target.lane ?? channel;
+    return this.channels.get(team, lane, () => {
+      const pace = this.localPace
+        ? new TokenBucket(this.rules.perMinute, this.rules.burst)
+        : this.scheduler.allowance({ team, method: this.method, lane }, this.rules);
+      return new ChannelQueue({ team, channel }, this.rules, now, pace);
+    });
   }
 
   /** Queued posts reject (a post already in flight still settles). */

@@ -216,6 +216,16 @@ export class CallScheduler {
   }
 
   /**
+   * A call of `method` in workspace `team` will be given within two seconds, though not yet:
+   * its budget, kept in a database, takes for it ahead (Allowance.expect). Nothing else.
+   */
+  expect(team: string, method: string): void {
+    const found = this.methods.get(method);
+    if (!found || found.closed) return;
+    this.share(team, found).bucket.expect?.(this.clock.now());
+  }
+
+  /**
    * The allowance of a lane with a pace of its own (a channel's posts), kept where the
    * workspaces' budgets are: a policy gives it to the lane, which takes from it in `take`.
    * `scope.method` is the policy's method: when the allowance changes (a take kept in a

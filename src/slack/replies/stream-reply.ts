@@ -154,6 +154,8 @@ export class StreamReply implements ReplyRenderer {
   async open(view: ReplyView): Promise<void> {
     this.latest = view;
     this.grewAt = this.options.clock.now();
+    // The start goes once the first words are written: its budget is taken meanwhile.
+    this.options.gate.starts.expect({ team: this.target.team, channel: this.target.channel });
     await this.firstWords.wait(view);
     try {
       await this.begin({ start: 0, reopen: "" });

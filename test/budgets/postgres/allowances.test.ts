@@ -298,6 +298,59 @@ describe("shared budgets in PostgreSQL", () => {
     expect(took.sort()).toEqual([1, 3]);
   });
 
+  it("take ahead for calls expected, those expected meanwhile once the first take lands", async () => {
+    const [a] = await replicas(1);
+    const sent: string[] = [];
+    const rules = { perMinute: 60, burst: 4 };
+    const budgets = counted(a, sent);
+    const bucket = budgets.allowances({ team: "T1", method: "chat.postMessage" }, rules);
+    const takes = () => sent.filter((text) => text.startsWith("WITH taken")).length;
+    // Three calls are expected: the first take is on its way when the others are told of.
+    bucket.expect?.(T0);
+    bucket.expect?.(T0 + 1);
+    bucket.expect?.(T0 + 2);
+    expect(takes()).toBe(1);
+    await budgets.settled();
+    // One more statement, for the two: each call finds its take in hand when it comes.
+    expect(takes()).toBe(2);
+    expect([0, 1, 2].map(() => bucket.tryTake(T0 + 100))).toEqual([true, true, true]);
+    expect(takes()).toBe(2);
+    // A take made for a call expected is kept no longer than any in hand: past two seconds
+    // it is let go, and the call asks as any other.
+    bucket.expect?.(T0 + 1_000);
+    await budgets.settled();
+    expect(bucket.tryTake(T0 + 3_100)).toBe(false);
+    expect(takes()).toBe(4);
+  });
+
+  it("count a window's slot taken ahead for a call expected until a window after it may go", async () => {
+    const [a] = await replicas(1);
+    const rules = { perMinute: 19, burst: 1, window: true };
+    const window = a.budgets.allowances({ team: "T1", method: "chat.startStream" }, rules);
+    window.expect?.(T0);
+    await settled(window);
+    const rows = await a.query<{ until_at: number }>("SELECT until_at FROM budget_slots");
+    // Spent up to two seconds after it was taken: it counts a window (Slack's minute and a
+    // second) from then.
+    expect(rows.map((r) => Number(r.until_at))).toEqual([T0 + 61_000 + 2_000]);
+    expect(window.tryTake(T0 + 1_500)).toBe(true);
+  });
+
+  it("give a post expected its channel's pace and its workspace's budget from the hand", async () => {
+    const [a] = await replicas(1);
+    const sent: string[] = [];
+    const budgets = counted(a, sent);
+    const gate = new PostGate({ scheduler: new CallScheduler({ allowances: budgets.allowances }) });
+    onTestFinished(() => gate.close());
+    gate.expect({ team: "T1", channel: "C1" });
+    await budgets.settled();
+    const takes = () => sent.filter((text) => text.startsWith("WITH taken")).length;
+    expect(takes()).toBe(2);
+    const posted = await gate.post({ team: "T1", channel: "C1" }, async () => ({ ts: "1.1" }));
+    expect(posted).toEqual({ ts: "1.1" });
+    expect(takes()).toBe(2);
+  });
+
   it("take at once, awaited, for a choice: three replicas choose no more than the window has", async () => {
     const rules = { perMinute: 3, burst: 1, window: true };
     const scope = { team: "T1", method: "chat.startStream", lane: "chosen" };

@@ -7,6 +7,7 @@ import { splitAnswer } from "../../../src/slack/render/answer-split.js";
 import type { ReplyPayload } from "../../../src/slack/render/reply-blocks.js";
 import { PacedEdits, type ReplyClient } from "../../../src/slack/replies/reply.js";
 import { type MessageMark, replyMark } from "../../../src/slack/web-api/message-mark.js";
+import { expectingAllowances } from "../../support/expecting-allowances.js";
 import { ManualClock } from "../../support/manual-clock.js";
 
 type Call = { method: "post" | "update" | "delete"; ts: string; text?: string };
@@ -43,13 +44,19 @@ function setup(
     /** This post (1-based) is taken by Slack, and its answer never comes: a crash. */
     crashAt?: number;
     firstWordsWaitMs?: number;
+    /** Where the scheduler's budgets write down each call they are told to expect. */
+    expected?: string[];
     /** Slack refuses every message holding a table block with `invalid_blocks`. */
     refuseTables?: boolean;
     holdRunBeyond?: number;
   } = {},
 ) {
   const clock = new ManualClock();
-  const scheduler = new CallScheduler({ clock, random: () => 0.5 });
+  const scheduler = new CallScheduler({
+    clock,
+    random: () => 0.5,
+    ...(options.expected && { allowances: expectingAllowances(options.expected) }),
+  });
   schedulers.push(scheduler);
   const calls: Call[] = [];
   const errors: string[] = [];
@@ -212,6 +219,21 @@ describe("PacedEdits", () => {
       { method: "post", ts: "9.1", text: "## First words" },
       { method: "update", ts: "9.1", text: "## First words." },
     ]);
+  });
+
+  it("with a wait for the first words, has its post's budgets taken ahead while it waits", async () => {
+    const told: string[] = [];
+    const s = setup({ firstWordsWaitMs: 1_500, expected: told });
+    const reply = s.render();
+    const opened = reply.open(view("", { kind: "starting" }));
+    // Kept in a database, the workspace's budget and the channel's pace take for the post now.
+    expect(told).toEqual(["chat.postMessage", "chat.postMessage:C1"]);
+    expect(s.calls).toEqual([]);
+    reply.show(view("First words"));
+    await s.clock.advance(0);
+    await opened;
+    expect(s.calls).toEqual([{ method: "post", ts: "9.1", text: "First words" }]);
+    expect(told).toHaveLength(2);
   });
 
   it("with a wait for the first words, posts the placeholder when they are late, or a wait to tell", async () => {

@@ -8,6 +8,7 @@ import type { ReplyPayload } from "../../../src/slack/render/reply-blocks.js";
 import { NativeStream } from "../../../src/slack/replies/native-stream.js";
 import { PacedEdits } from "../../../src/slack/replies/reply.js";
 import type { StopStreamArgs, StreamChunk } from "../../../src/slack/web-api/web-api.js";
+import { expectingAllowances } from "../../support/expecting-allowances.js";
 import { ManualClock } from "../../support/manual-clock.js";
 
 /** A refusal from Slack (HTTP 200, `ok: false`), as the WebClient reports it. */
@@ -45,6 +46,8 @@ interface Options {
   unmarked?: string;
   limits?: { softLimit: number; hardLimit: number };
   firstWordsWaitMs?: number;
+  /** Where the scheduler's budgets write down each call they are told to expect. */
+  expected?: string[];
   startsPerMinute?: number;
   /** The workspace's appends in any minute, instead of the default 95. */
   appendsPerMinute?: number;
@@ -63,7 +66,11 @@ interface Options {
  */
 function setup(options: Options = {}) {
   const clock = new ManualClock();
-  const scheduler = new CallScheduler({ clock, random: () => 0.5 });
+  const scheduler = new CallScheduler({
+    clock,
+    random: () => 0.5,
+    ...(options.expected && { allowances: expectingAllowances(options.expected) }),
+  });
   schedulers.push(scheduler);
   const calls: { at: number; line: string }[] = [];
   const counts = new Map<string, number>();
@@ -412,6 +419,20 @@ describe("NativeStream", () => {
     await s.clock.advance(0);
     await opened;
     expect(s.timed()).toEqual(["500 start 9.1 for U1 [stop-button | text:## Hello ]"]);
+  });
+
+  it("with a wait for the first words, has the start's budget taken ahead while it waits", async () => {
+    const told: string[] = [];
+    const s = setup({ firstWordsWaitMs: 1_500, expected: told });
+    const reply = s.render();
+    const opened = reply.open(view("", { kind: "starting" }));
+    // Kept in a database, the workspace's window of starts takes for this one now.
+    expect(told).toEqual(["chat.startStream"]);
+    reply.show(view("Hello wo"));
+    await s.clock.advance(0);
+    await opened;
+    expect(s.timed()).toEqual(["0 start 9.1 for U1 [stop-button | text:Hello ]"]);
+    expect(told).toHaveLength(1);
   });
 
   it("with a wait for the first words, starts the stream without them when they are late", async () => {
