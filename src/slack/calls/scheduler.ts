@@ -111,7 +111,9 @@ interface Found {
   rank: number;
   next: number;
   nextReady: number;
-  /** Lanes ready now or within ASK_BESIDE_MS, the one found included. */
+  /** Lanes ready now, the one found included. */
+  ready: number;
+  /** Lanes ready now or within ASK_BESIDE_MS. */
   soon: number;
 }
 
@@ -132,7 +134,7 @@ export class CallScheduler {
   private readonly workspaces = new Map<string, Workspace>();
   private closed = false;
   /** What the last `first` found (one object, not one per look). */
-  private readonly found: Found = { rank: 0, next: 0, nextReady: 0, soon: 0 };
+  private readonly found: Found = { rank: 0, next: 0, nextReady: 0, ready: 0, soon: 0 };
 
   constructor(options: SchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -373,7 +375,7 @@ export class CallScheduler {
         if (found.soon > 0) share.bucket.ask?.(now, found.soon);
         return found.nextReady;
       }
-      const place: QueuePlace = { rank: found.rank, next: found.next, ready: found.soon };
+      const place: QueuePlace = { rank: found.rank, next: found.next, ready: found.ready };
       // A call made as it goes is made once the budget has room for it, before that is spent:
       // one with nothing to send after all gives its turn up.
       const room = best.lane.prepare && share.bucket.readyAt(now) <= now;
@@ -397,6 +399,7 @@ export class CallScheduler {
     let rank = Number.POSITIVE_INFINITY;
     let next = Number.POSITIVE_INFINITY;
     let nextReady = Number.POSITIVE_INFINITY;
+    let ready = 0;
     let soon = 0;
     const { active } = share;
     const scanAll = share.scanAll;
@@ -418,6 +421,7 @@ export class CallScheduler {
         if (readyAt < nextReady) nextReady = readyAt;
         continue;
       }
+      ready++;
       const its = entry.lane.rank();
       if (!best || its < rank || (its === rank && entry.seq < best.seq)) {
         if (rank < next) next = rank;
@@ -429,6 +433,7 @@ export class CallScheduler {
     found.rank = rank;
     found.next = next;
     found.nextReady = nextReady;
+    found.ready = ready;
     found.soon = soon;
     return best;
   }

@@ -149,8 +149,11 @@ class PacedEditReply implements ReplyRenderer {
         if (held) await place.after;
         else {
           this.reachNear();
-          // The post goes once the first words are written: its budgets are taken meanwhile.
-          this.options.postGate.expect({ team: this.target.team, channel: this.target.channel });
+          // First in its channel, the post goes once the first words are written: its budgets
+          // are taken meanwhile. (Behind others it may wait longer than a take is kept.)
+          if (place.ahead === 0) {
+            this.options.postGate.expect({ team: this.target.team, channel: this.target.channel });
+          }
           await this.firstWords.wait(this.newest ?? view);
         }
         // Made when the post goes: words written while it waited for its turn ride on it.
