@@ -228,11 +228,19 @@ describe("PacedEdits", () => {
     const opened = reply.open(view("", { kind: "starting" }));
     // Kept in a database, the workspace's budget and the channel's pace take for the post now.
     expect(told).toEqual(["chat.postMessage", "chat.postMessage:C1"]);
+    // One opened behind it in the channel waits for the channel's pace: nothing is taken ahead.
+    const behind = s.render({ turnId: "behind" });
+    const openedBehind = behind.open(view("", { kind: "starting" }));
+    expect(told).toHaveLength(2);
     expect(s.calls).toEqual([]);
     reply.show(view("First words"));
     await s.clock.advance(0);
     await opened;
     expect(s.calls).toEqual([{ method: "post", ts: "9.1", text: "First words" }]);
+    behind.show(view("More words"));
+    await s.clock.advance(1_000);
+    await openedBehind;
+    expect(s.calls.map((c) => c.text)).toEqual(["First words", "More words"]);
     expect(told).toHaveLength(2);
   });
 
