@@ -58,9 +58,9 @@ export interface QueuePlace {
   /** The rank of the process's next waiting call once this one has gone; Infinity: none. */
   next: number;
   /**
-   * How many of the process's calls are ready for the budget now or within a moment, this one
-   * included; default 1. A budget kept in a database takes up to that many in one statement,
-   * for the calls after it.
+   * How many of the process's calls are ready for the budget now, this one included; default
+   * 1. A budget kept in a database takes up to that many in one statement, for the calls
+   * after it.
    */
   ready?: number;
 }
