@@ -172,8 +172,9 @@ export class TakesAhead<T> {
 
   /** Takes kept past IN_HAND_MS are let go. */
   private expire(now: number): void {
-    while (this.hand.length > 0 && now - (this.hand[0] as { at: number }).at > IN_HAND_MS) {
-      this.drop((this.hand.shift() as { value: T }).value);
+    for (let first = this.hand[0]; first && now - first.at > IN_HAND_MS; first = this.hand[0]) {
+      this.hand.shift();
+      this.drop(first.value);
     }
   }
 }

@@ -162,6 +162,11 @@ class ChannelQueue extends ChannelLane<Job> {
   }
 }
 
+/** The key of `target`'s queue: its channel, unless it names a lane. */
+function laneOf(target: PostTarget): string {
+  return target.lane ?? target.channel;
+}
+
 function reach(job: Job): void {
   const nearing = job.nearing;
   job.nearing = undefined;
@@ -224,8 +229,6 @@ export class PostGate {
     if (signal?.aborted) return Promise.reject(new PostGateError("withdrawn"));
     const now = this.scheduler.clock.now();
     const queue = this.lane(target, now);
-    const { team } = target;
-    const lane = target.lane ?? target.channel;
     return new Promise<T>((resolve, reject) => {
       const job: Job = {
         run: fn,
@@ -240,7 +243,7 @@ export class PostGate {
       queue.queue.push(job);
       queue.tellNear();
       signal?.addEventListener("abort", () => queue.withdraw(job), { once: true });
-      this.channels.wake(team, lane);
+      this.channels.wake(target.team, laneOf(target));
     });
   }
 
@@ -270,7 +273,7 @@ export class PostGate {
   /** The queue of `target`'s lane (its channel, unless it names one). */
   private lane(target: PostTarget, now: number): ChannelQueue {
     const { team, channel } = target;
-    const lane = target.lane ?? channel;
+    const lane = laneOf(target);
     return this.channels.get(team, lane, () => {
       const pace = this.localPace
         ? new TokenBucket(this.rules.perMinute, this.rules.burst)
