@@ -1,4 +1,4 @@
-import type { ConversationStore, LeaseStore, TurnStore } from "../store/stores.js";
+import type { AssistantPick, ConversationStore, LeaseStore, TurnStore } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import { type Clock, systemClock } from "../time.js";
 import { ConversationLeases } from "./conversation-leases.js";
@@ -34,8 +34,8 @@ export interface BridgeDeps {
   clock?: Clock;
   runner: TurnRunner;
   logger: BridgeLogger;
-  /** The assistant a new conversation talks to. */
-  assistantFor: (inbound: Inbound) => Promise<string>;
+  /** The assistant a new conversation talks to: an id, or a choice its record reads. */
+  assistantFor: (inbound: Inbound) => string | AssistantPick;
   /** How replies reach Slack. */
   replies: ReplyStrategy;
   /** The first words of an answer were shown (metrics). */
@@ -121,7 +121,7 @@ export class Bridge {
     if (!found && !asked) return "ignored";
     // The two are read side by side: each is a round trip on a database server.
     const [conversation, overLimit] = await Promise.all([
-      found ?? this.deps.assistantFor(inbound).then((id) => conversations.ensure(key, id)),
+      found ?? conversations.ensure(key, this.deps.assistantFor(inbound)),
       this.overLimit(inbound.team, inbound.user),
     ]);
     const turn = await turns.create({

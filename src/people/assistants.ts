@@ -1,5 +1,5 @@
 import type { AssistantChoice } from "../config-people.js";
-import type { AssistantChoiceStore } from "../store/stores.js";
+import type { AssistantChoiceStore, AssistantPick } from "../store/stores.js";
 
 /** Where a new conversation starts: a channel's thread, or a person's DM with the bot. */
 export interface ConversationPlace {
@@ -59,12 +59,20 @@ export class Assistants {
     return this.store.setForPerson(team, user, choice?.id ?? null);
   }
 
-  /** The assistant a new conversation here talks to (it keeps it for good). */
-  async forNewConversation(place: ConversationPlace): Promise<string> {
-    const choice = place.isDirect
-      ? await this.forPerson(place.team, place.user)
-      : await this.forChannel(place.team, place.channel);
-    return choice.id;
+  /**
+   * The assistant a new conversation here talks to (it keeps it for good): the person's choice
+   * in a DM, the channel's elsewhere, if still listed. Read when the conversation is recorded;
+   * with only the default listed there is nothing to read.
+   */
+  forNewConversation(place: ConversationPlace): string | AssistantPick {
+    if (this.list.length === 1) return this.default.id;
+    return {
+      place: place.isDirect
+        ? { scope: "person", key: place.user }
+        : { scope: "channel", key: place.channel },
+      listed: this.list.map((a) => a.id),
+      otherwise: this.default.id,
+    };
   }
 
   private listed(id: string | undefined): AssistantChoice {

@@ -40,11 +40,23 @@ export interface ConversationKey {
   threadTs: string;
 }
 
+/**
+ * The assistant a new conversation talks to, when it may be a choice (AssistantChoiceStore):
+ * the one chosen for `place` in the conversation's workspace if it is still `listed`, else
+ * `otherwise`. The conversation's record reads the choice in its own statement, so the way to
+ * Slack's acknowledgement has no round trip for it.
+ */
+export interface AssistantPick {
+  place: { scope: "channel" | "person"; key: string };
+  listed: readonly string[];
+  otherwise: string;
+}
+
 export interface ConversationStore {
   find(key: ConversationKey): Promise<Conversation | undefined>;
   byId(id: number): Promise<Conversation | undefined>;
-  /** The conversation of this thread, created with `assistantId` if new. */
-  ensure(key: ConversationKey, assistantId: string): Promise<Conversation>;
+  /** The conversation of this thread, created with this assistant (an id or a pick) if new. */
+  ensure(key: ConversationKey, assistant: string | AssistantPick): Promise<Conversation>;
   /** The conversation whose service thread this is (the App Home links a thread to Slack). */
   byServiceThread(serviceThreadId: string): Promise<Conversation | undefined>;
   /**

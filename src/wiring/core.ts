@@ -12,7 +12,7 @@ import { TurnRunner } from "../bridge/turn/turn-runner.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import type { Stores } from "../store/stores.js";
+import type { AssistantPick, Stores } from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import type { Clock } from "../time.js";
 
@@ -35,7 +35,7 @@ export interface CoreParts {
   history: ThreadHistory;
   files?: SharedFilesReader;
   /** The assistant a new conversation talks to; default ASSISTANT_ID. */
-  assistantFor?: (inbound: Inbound) => Promise<string>;
+  assistantFor?: (inbound: Inbound) => string | AssistantPick;
   /** A turn ended, whatever its outcome (after the metrics). */
   onTurnFinished?: (turn: Turn) => void;
 }
@@ -80,7 +80,7 @@ export function wireCore(parts: CoreParts): Bridge {
     onTakeover: () => metrics.takeovers.inc(),
     runner,
     logger,
-    assistantFor: parts.assistantFor ?? (async () => config.service.assistantId),
+    assistantFor: parts.assistantFor ?? (() => config.service.assistantId),
     replies: parts.replies,
     maxQueuedPerPerson: config.limits.maxQueuedTurnsPerPerson,
     onFirstText: (turn) => metrics.firstText.observe((clock.now() - turn.createdAt) / 1000),

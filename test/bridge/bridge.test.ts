@@ -28,7 +28,7 @@ function setup(stores: Stores = memoryStores(), maxQueuedPerPerson = 5) {
     runner,
     replies,
     logger: quiet,
-    assistantFor: async () => "asst-1",
+    assistantFor: () => "asst-1",
     maxQueuedPerPerson,
   });
   return { stores, service, replies, bridge };

@@ -33,7 +33,7 @@ function cluster() {
       runner,
       replies,
       logger: quiet,
-      assistantFor: async () => "asst-1",
+      assistantFor: () => "asst-1",
       onTakeover: () => takeovers.push(holder),
     });
     await bridge.resume();

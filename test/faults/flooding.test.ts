@@ -159,7 +159,7 @@ describe("the service budget shared between people", () => {
       runner,
       replies: new FakeReplies(),
       logger: silent,
-      assistantFor: async () => "asst-fair",
+      assistantFor: () => "asst-fair",
       maxQueuedPerPerson: 20,
     });
     const inbound = (user: string, n: number): Inbound => ({

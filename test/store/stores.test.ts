@@ -51,6 +51,40 @@ async function newTurn(stores: Stores, messageTs: string, user = "U1") {
 const SHARED = { id: "F1", name: "plan.md", url_private: "https://files.slack.com/F1/plan.md" };
 
 describe.each(implementations)("the %s stores", (_name, open) => {
+  it("records a new conversation with the assistant chosen for its place, if still listed", async () => {
+    const { conversations, assistantChoices } = open();
+    const pick = (scope: "channel" | "person", key: string) => ({
+      place: { scope, key },
+      listed: ["asst", "asst-legal"],
+      otherwise: "asst",
+    });
+    await assistantChoices.setForChannel("T", "C", "asst-legal");
+    await assistantChoices.setForChannel("T", "C-old", "asst-retired");
+    await assistantChoices.setForChannel("T-other", "C-elsewhere", "asst-legal");
+    await assistantChoices.setForPerson("T", "U1", "asst-legal");
+    const at = (channel: string, threadTs: string) => ({ team: "T", channel, threadTs });
+
+    const chosen = await conversations.ensure(at("C", "1.1"), pick("channel", "C"));
+    const retired = await conversations.ensure(at("C-old", "1.2"), pick("channel", "C-old"));
+    const none = await conversations.ensure(
+      at("C-elsewhere", "1.3"),
+      pick("channel", "C-elsewhere"),
+    );
+    const direct = await conversations.ensure(at("D1", "1.4"), pick("person", "U1"));
+    expect([chosen, retired, none, direct].map((c) => c.assistantId)).toEqual([
+      "asst-legal",
+      "asst",
+      "asst",
+      "asst-legal",
+    ]);
+    // A conversation keeps the assistant it began with.
+    await assistantChoices.setForChannel("T", "C", null);
+    expect(await conversations.ensure(at("C", "1.1"), pick("channel", "C"))).toEqual(chosen);
+    expect((await conversations.ensure(at("C", "2.1"), pick("channel", "C"))).assistantId).toBe(
+      "asst",
+    );
+  });
+
   it("keeps one conversation per thread, its service thread set once", async () => {
     const { conversations } = open();
     const c = await conversations.ensure(KEY, "asst");

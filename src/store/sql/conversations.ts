@@ -1,6 +1,6 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import { toConversation } from "../rows.js";
-import type { Conversation, ConversationKey, ConversationStore } from "../stores.js";
+import type { AssistantPick, Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Schema } from "./schema.js";
 
 const COLUMNS = [
@@ -54,18 +54,18 @@ export class SqlConversationStore implements ConversationStore {
   /**
    * The thread's conversation, made if new. Another replica may record the same thread at the
    * same moment: the insert then does nothing (the thread's unique key), and the read that
-   * follows finds that replica's row.
+   * follows finds that replica's row. A pick's choice is read by the insert itself.
    */
-  async ensure(key: ConversationKey, assistantId: string): Promise<Conversation> {
+  async ensure(key: ConversationKey, assistant: string | AssistantPick): Promise<Conversation> {
     const created = await this.db
       .insertInto("conversations")
-      .values({
+      .values((eb) => ({
         team: key.team,
         channel: key.channel,
         thread_ts: key.threadTs,
-        assistant_id: assistantId,
+        assistant_id: typeof assistant === "string" ? assistant : picked(eb, key.team, assistant),
         created_at: this.now(),
-      })
+      }))
       .onConflict((conflict) => conflict.columns(["team", "channel", "thread_ts"]).doNothing())
       .returning(COLUMNS)
       .executeTakeFirst();
@@ -98,4 +98,16 @@ export class SqlConversationStore implements ConversationStore {
       .where("id", "=", id)
       .execute();
   }
+}
+
+/** The choice for the pick's place in this workspace if it is listed, else the pick's default. */
+function picked(eb: ExpressionBuilder<Schema, "conversations">, team: string, pick: AssistantPick) {
+  const chosen = eb
+    .selectFrom("assistant_choices")
+    .select("assistant_id")
+    .where("team", "=", team)
+    .where("scope", "=", pick.place.scope)
+    .where("key", "=", pick.place.key)
+    .where("assistant_id", "in", pick.listed);
+  return eb.fn.coalesce(chosen, eb.val(pick.otherwise));
 }
