@@ -29,7 +29,6 @@ import {
   blockAction,
   eventEnvelope,
   messageEvent,
-  nextTs,
   type Payload,
   type PostOptions,
   postToBot,
@@ -233,7 +232,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     post: (kind, payload, opts) =>
       postToBot(`${botUrl}/slack/events`, SIGNING_SECRET, kind, payload, opts),
     async mention(text, fields = {}) {
-      const ts = nextTs();
+      const ts = slack.nextTs();
       const channel = fields.channel ?? CHANNEL;
       const user = fields.user ?? USER;
       slack.seedMessage({
@@ -258,7 +257,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return { ts, threadTs: fields.thread_ts ?? ts, response };
     },
     async message(fields) {
-      const ts = nextTs();
+      const ts = slack.nextTs();
       const channel = fields.channel ?? CHANNEL;
       const user = fields.user ?? USER;
       slack.seedMessage({

@@ -432,6 +432,14 @@ export class FakeSlack {
   }
 
   /**
+   * A ts for a person's new message in the installation's workspace, from the same counter as
+   * the bot's posts (a ts from the clock alone may be one a post of the same millisecond took).
+   */
+  nextTs(): string {
+    return this.first.nextTs();
+  }
+
+  /**
    * Makes the next `count` calls of `method` fail, before limits or state are touched (or,
    * with `landed`, after the call has changed the workspace).
    */

@@ -195,6 +195,11 @@ export class FakeWorkspace implements Workspace {
     return this.store.seed(message);
   }
 
+  /** A ts no message here has, as Slack gives a person's new message. */
+  nextTs(): string {
+    return this.store.nextTs();
+  }
+
   /** What `auth.test` answers for this workspace's bot token. */
   authTest(): Record<string, unknown> & { ok: true } {
     return {

@@ -17,6 +17,7 @@ const sameStep = (a: ReplyStep, b: ReplyStep): boolean =>
  */
 export class TurnReply {
   private readonly renderer: ReplyRenderer;
+  private readonly turnId: string;
   private phase: ReplyPhase = { kind: "starting" };
   private body = "";
   private notes: string[];
@@ -28,6 +29,11 @@ export class TurnReply {
    */
   private displayed: ReplyPhase["kind"] | undefined;
   private opening: Promise<void> | undefined;
+  /**
+   * The first message's attempt, recorded as the reply opens: the record's round trip is made
+   * while the run starts and the first words are awaited, not between them and the post.
+   */
+  private firstAttempt: Promise<void> | undefined;
   /** The turn had a placeholder before this process made the reply (a restart). */
   private readonly resumed: boolean;
   /** Settles once the reply stands in the thread (or can no longer come): see `shown`. */
@@ -36,12 +42,13 @@ export class TurnReply {
 
   constructor(
     strategy: ReplyStrategy,
-    turns: TurnStore,
+    private readonly turns: TurnStore,
     turn: Turn,
     private readonly onFirstText?: () => void,
     /** Resolves once what was recorded would survive a power cut (Stores.durable). */
-    durable: () => Promise<void> = async () => undefined,
+    private readonly durable: () => Promise<void> = async () => undefined,
   ) {
+    this.turnId = turn.id;
     this.notes = turn.notes;
     this.resumed = turn.replyParts.length > 0 || turn.replyPostsAttempted > 0;
     this.shown = new Promise((resolve) => {
@@ -71,12 +78,18 @@ export class TurnReply {
         parts: async (parts) => {
           await turns.recordReply(turn.id, parts);
         },
-        posting: async (part) => {
-          await turns.recordReplyAttempt(turn.id, part);
-          await durable();
+        posting: (part) => {
+          const early = part === 0 ? this.firstAttempt : undefined;
+          // A record ahead that failed (the database stalled) is tried again now.
+          return early ? early.catch(() => this.recordAttempt(part)) : this.recordAttempt(part);
         },
       },
     );
+  }
+
+  private async recordAttempt(part: number): Promise<void> {
+    await this.turns.recordReplyAttempt(this.turnId, part);
+    await this.durable();
   }
 
   /** The answer's text shown so far. */
@@ -91,7 +104,12 @@ export class TurnReply {
   open(phase: ReplyPhase): Promise<void> {
     if (!this.opening) {
       this.phase = phase;
-      if (!this.resumed) this.displayed = phase.kind;
+      if (!this.resumed) {
+        this.displayed = phase.kind;
+        this.firstAttempt = this.recordAttempt(0);
+        // Its failure is the post's, when the post asks for it (and tries again).
+        this.firstAttempt.catch(() => undefined);
+      }
       this.opening = this.renderer.open(this.view());
       void this.opening.then(this.markShown, this.markShown);
     }

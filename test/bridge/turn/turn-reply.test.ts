@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import type { ReplyRecorder, ReplyStrategy } from "../../../src/bridge/ports.js";
 import { TurnReply } from "../../../src/bridge/turn/turn-reply.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
 import type { Turn } from "../../../src/store/turn.js";
@@ -140,4 +141,71 @@ describe("TurnReply", () => {
     expect(last.at(-1)?.id).toBe("s99");
     expect(s.replies.calls).toHaveLength(1 + 100 + 1);
   });
+
+  it("records the first message's attempt as it opens, once, while the renderer waits for its first words", async () => {
+    const s = await setup();
+    const { turns, id } = s;
+    const recorded = vi.spyOn(turns, "recordReplyAttempt");
+    const firstWords = deferred();
+    const posted: string[] = [];
+    const waiting = new TurnReply(
+      waitingRenderer(firstWords.promise, posted),
+      turns,
+      (await turns.byId(id)) as Turn,
+    );
+    const opened = waiting.open({ kind: "starting" });
+    await vi.waitFor(async () => expect((await turns.byId(id))?.replyPostsAttempted).toBe(1));
+    expect(posted).toEqual([]);
+    firstWords.resolve();
+    await opened;
+    expect(posted).toEqual(["posted 0"]);
+    expect(recorded.mock.calls).toEqual([[id, 0]]);
+  });
+
+  it("records the attempt again when the post goes, if the record made as it opened failed", async () => {
+    const s = await setup();
+    const { turns, id } = s;
+    const real = turns.recordReplyAttempt.bind(turns);
+    let stalled = true;
+    vi.spyOn(turns, "recordReplyAttempt").mockImplementation((turnId, part) =>
+      stalled ? Promise.reject(new Error("the database stalled")) : real(turnId, part),
+    );
+    const firstWords = deferred();
+    const posted: string[] = [];
+    const reply = new TurnReply(
+      waitingRenderer(firstWords.promise, posted),
+      turns,
+      (await turns.byId(id)) as Turn,
+    );
+    const opened = reply.open({ kind: "starting" });
+    await new Promise((resolve) => setImmediate(resolve));
+    stalled = false;
+    firstWords.resolve();
+    await opened;
+    expect(posted).toEqual(["posted 0"]);
+    expect((await turns.byId(id))?.replyPostsAttempted).toBe(1);
+  });
 });
+
+/** A renderer whose first message is posted once `firstWords` settles, after its record. */
+function waitingRenderer(firstWords: Promise<void>, posted: string[]): ReplyStrategy {
+  return {
+    render: (_target, recorder: ReplyRecorder) => ({
+      open: async () => {
+        await firstWords;
+        await recorder.posting(0);
+        posted.push("posted 0");
+      },
+      show: () => undefined,
+      finish: async () => undefined,
+    }),
+  };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
