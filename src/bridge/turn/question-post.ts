@@ -27,21 +27,28 @@ export class QuestionPost {
     const { service, turns, content } = this.deps;
     const threadId = serviceThreadOf(context);
     const text = turn.serviceContent ?? turn.content;
+    // The message, recorded beside how far the conversation's thread is now passed on (two
+    // records, neither waiting for the other).
+    const recorded = async (messageId: string) => {
+      const [posted] = await Promise.all([
+        turns.recordMessage(turn.id, messageId),
+        content.posted(turn, context.conversation),
+      ]);
+      return posted;
+    };
     let current = turn;
-    const posted = await throughOutage(async () => {
+    return throughOutage(async () => {
       if (current.state === "posting") {
         const found = await this.findPosted(threadId, text, turn.conversationId, context);
-        if (found) return turns.recordMessage(turn.id, found);
+        if (found) return recorded(found);
       }
       // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after it
       // looks before posting again.
       current = await turns.recordPostAttempt(turn.id);
       await this.deps.durable?.();
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
-      return turns.recordMessage(turn.id, message.id);
+      return recorded(message.id);
     }, context.outage);
-    await content.posted(posted, context.conversation);
-    return posted;
   };
 
   /**

@@ -66,8 +66,9 @@ export class TurnRunner {
     const { service, turns, conversations, settings, content, relay, clock } = deps;
     const { durable = async () => undefined } = deps;
     this.steps = [
-      threadOpen(service, conversations),
-      content.step,
+      // The service thread and the question's text are made side by side: neither needs the
+      // other, and each is a round trip or more.
+      sideBySide(threadOpen(service, conversations), content.step),
       new QuestionPost({ service, turns, content, durable }).step,
       replyNear,
       new RunStart({ service, turns, settings, clock, durable }).step,
@@ -280,4 +281,17 @@ export class TurnRunner {
       return false;
     }
   }
+}
+
+/**
+ * Two steps that write different records (the conversation's, the turn's), run at once: the
+ * turn as the second leaves it. Both have ended, whatever either did, before it settles.
+ */
+function sideBySide(other: TurnStep, step: TurnStep): TurnStep {
+  return async (turn, context) => {
+    const [first, second] = await Promise.allSettled([other(turn, context), step(turn, context)]);
+    if (first.status === "rejected") throw first.reason;
+    if (second.status === "rejected") throw second.reason;
+    return second.value;
+  };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { START_UNCONFIRMED } from "../../../src/bridge/turn/turn-ending.js";
 import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
@@ -63,6 +63,20 @@ const names = (calls: ServiceCall[]) => calls.map((c) => c.call);
 const EVERY_CALL = ["openThread", "postMessage", "startRun", "streamRun", "getRun"];
 
 describe("the turn runner", () => {
+  it("composes the question's text while the conversation's service thread is being opened", async () => {
+    const s = await setup();
+    const t = await s.turn();
+    const opening = s.service.hold("openThread");
+    const done = s.finish(await s.live(t));
+    await opening.entered;
+    // The thread's opening is still held: the question's text is recorded all the same.
+    await vi.waitFor(async () => expect((await s.turns.byId(t.id))?.state).toBe("composed"));
+    expect((await s.conversations.byId(s.conversation.id))?.serviceThreadId).toBeNull();
+    opening.release();
+    expect((await done).outcome).toBe("completed");
+    expect(names(s.service.calls)).toEqual(EVERY_CALL);
+  });
+
   it("works a turn through every step and ends with the run's own text", async () => {
     const s = await setup();
     const t = await s.turn();
