@@ -327,6 +327,53 @@ describe("the PostgreSQL stores", () => {
     expect(await pid()).not.toEqual(before);
   });
 
+  it("open the next connection before a statement needs it, never more than the most", async () => {
+    let connections = 0;
+    const database = postgresDatabase(postgresUrl(), {
+      max: 3,
+      onConnect: async () => {
+        connections++;
+      },
+    });
+    onTestFinished(() => database.close());
+    const { db } = database;
+    // Each held until let go: while it is, its connection is in use.
+    let letGo: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const hold = () => db.connection().execute(() => released);
+    const first = hold();
+    // The one in use left none idle: the next is opened and waits, idle.
+    await vi.waitFor(() => expect(connections).toBe(2));
+    const second = hold();
+    await vi.waitFor(() => expect(connections).toBe(3));
+    const third = hold();
+    // All three in use, and three the most: the fourth waits its turn, and none more is opened.
+    const fourth = db.executeQuery(CompiledQuery.raw("SELECT 4 AS n"));
+    letGo();
+    await Promise.all([first, second, third]);
+    expect((await fourth).rows).toEqual([{ n: 4 }]);
+    expect(connections).toBe(3);
+  });
+
+  it("close a connection its first statement refused, fail that statement, and end all the same", async () => {
+    let refusals = 1;
+    const database = postgresDatabase(postgresUrl(), {
+      max: 1,
+      onConnect: async () => {
+        if (refusals-- > 0) throw new Error("the replica lock is taken");
+      },
+    });
+    const { db } = database;
+    await expect(db.executeQuery(CompiledQuery.raw("SELECT 1 AS n"))).rejects.toThrow(
+      "the replica lock is taken",
+    );
+    // The one connection there may be was given back: the next statement gets one.
+    expect((await db.executeQuery(CompiledQuery.raw("SELECT 2 AS n"))).rows).toEqual([{ n: 2 }]);
+    await database.close();
+  });
+
   it("read and write bytes and big numbers as the other stores do", async () => {
     const stores = postgresStores(() => 1_767_225_600_123);
     const sealed = Buffer.from([0, 255, 1, 254]);
