@@ -102,6 +102,7 @@ describe("a purged text in the SQLite file", () => {
     older.pragma("secure_delete = OFF");
     older.exec("UPDATE turns SET content = '', service_content = NULL, notes = '[]'");
     older.exec("ALTER TABLE turns DROP COLUMN files");
+    older.exec("ALTER TABLE conversation_leases DROP COLUMN taken_from");
     older.pragma("user_version = 15");
     older.close();
     expect(sqliteFilesHolding(path, [question])).toEqual(["bridge.db"]);

@@ -212,6 +212,9 @@ export const MIGRATIONS: readonly string[] = [
   // the take itself: a take may be for several calls, and the row it updated may be newer
   // than the one its statement read.
   "ALTER TABLE budget_buckets ADD COLUMN took INTEGER NOT NULL DEFAULT 1;",
+  // 9: who held a conversation's lease before its last claim (store/sql/leases.ts), returned
+  // by the claim itself: a take-over is told without a read before it.
+  "ALTER TABLE conversation_leases ADD COLUMN taken_from TEXT;",
 ];
 
 /**

@@ -14,23 +14,24 @@ export class SqlLeaseStore implements LeaseStore {
   ) {}
 
   async claim(conversationId: number, holder: string, ttlMs: number): Promise<Claim> {
-    const { db } = this.sqlDb;
     const now = this.now();
-    // Only tells a take-over from a claim (metrics, the log): the upsert alone decides.
-    const previous = await db
-      .selectFrom("conversation_leases")
-      .select(["holder", "expires_at"])
-      .where("conversation_id", "=", conversationId)
-      .executeTakeFirst();
-    const taken = await db
+    // The row's holder before the claim is kept in the claim's own write: it tells a take-over
+    // from a claim (metrics, the log) without a read before it.
+    const taken = await this.sqlDb.db
       .insertInto("conversation_leases")
-      .values({ conversation_id: conversationId, holder, expires_at: now + ttlMs })
+      .values({
+        conversation_id: conversationId,
+        holder,
+        expires_at: now + ttlMs,
+        taken_from: null,
+      })
       .onConflict((conflict) =>
         conflict
           .column("conversation_id")
           .doUpdateSet((eb) => ({
             holder: eb.ref("excluded.holder"),
             expires_at: eb.ref("excluded.expires_at"),
+            taken_from: eb.ref("conversation_leases.holder"),
           }))
           .where((eb) =>
             eb.or([
@@ -39,10 +40,11 @@ export class SqlLeaseStore implements LeaseStore {
             ]),
           ),
       )
-      .returning("conversation_id")
+      .returning("taken_from")
       .executeTakeFirst();
     if (!taken) return "refused";
-    return previous !== undefined && previous.holder !== holder ? "taken_over" : "claimed";
+    const from = taken.taken_from;
+    return from !== null && from !== holder ? "taken_over" : "claimed";
   }
 
   async renew(holder: string, ttlMs: number): Promise<number[]> {

@@ -69,6 +69,8 @@ export interface ConversationLeasesTable {
   conversation_id: number;
   holder: string;
   expires_at: number;
+  /** Who held it before its last claim; null when that claim made the row. */
+  taken_from: string | null;
 }
 
 export type InstallationsTable = InstallationRow;

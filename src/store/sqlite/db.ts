@@ -168,6 +168,9 @@ const MIGRATIONS: readonly string[] = [
   "-- secure_delete from here on",
   // The files of each question's message, read when its turn runs (files/).
   "ALTER TABLE turns ADD COLUMN files TEXT NOT NULL DEFAULT '[]';",
+  // Who held a conversation's lease before its last claim (store/sql/leases.ts), returned by
+  // the claim itself: a take-over is told without a read before it.
+  "ALTER TABLE conversation_leases ADD COLUMN taken_from TEXT;",
 ];
 
 /**
