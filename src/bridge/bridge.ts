@@ -1,4 +1,10 @@
-import type { AssistantPick, ConversationStore, LeaseStore, TurnStore } from "../store/stores.js";
+import type {
+  AssistantPick,
+  Conversation,
+  ConversationStore,
+  LeaseStore,
+  TurnStore,
+} from "../store/stores.js";
 import type { Turn } from "../store/turn.js";
 import { type Clock, systemClock } from "../time.js";
 import { ConversationLeases } from "./conversation-leases.js";
@@ -342,10 +348,16 @@ export class Bridge {
   private attend(conversationId: number): Promise<void> {
     return this.handOn(conversationId, async () => {
       if (!this.accepting || !(await this.leases.claim(conversationId))) return;
-      const unfinished = await this.deps.turns.unfinishedIn(conversationId);
       // Read after the claim: every turn recorded before it is in the read, and one recorded
-      // after it is found by the holder's next look (drained, the sweep's recheck).
-      if (this.accepting && this.leases.holds(conversationId)) this.scheduleNew(unfinished);
+      // after it is found by the holder's next look (drained, the sweep's recheck). The
+      // conversation is read beside them, for the first of them to run on.
+      const [unfinished, conversation] = await Promise.all([
+        this.deps.turns.unfinishedIn(conversationId),
+        this.deps.conversations.byId(conversationId),
+      ]);
+      if (this.accepting && this.leases.holds(conversationId)) {
+        this.scheduleNew(unfinished, conversation);
+      }
     });
   }
 
@@ -364,12 +376,17 @@ export class Bridge {
     );
   }
 
-  /** One conversation's unfinished turns, in order: those not yet run or scheduled here. */
-  private scheduleNew(unfinished: readonly Turn[]): void {
+  /**
+   * One conversation's unfinished turns, in order: those not yet run or scheduled here. The
+   * conversation, when it was read with them, is what the first one runs on.
+   */
+  private scheduleNew(unfinished: readonly Turn[], conversation?: Conversation): void {
     const fresh = unfinished.filter(
       (turn) => !this.live.has(turn.id) && !this.ranHere.has(turn.id),
     );
-    for (const [i, turn] of fresh.entries()) this.schedule(turn, i < fresh.length - 1);
+    for (const [i, turn] of fresh.entries()) {
+      this.schedule(turn, i < fresh.length - 1, i === 0 ? conversation : undefined);
+    }
   }
 
   /**
@@ -425,7 +442,7 @@ export class Bridge {
    * (recorded elsewhere, or left by a replica): its reply opens now, so that it stands above
    * theirs in the thread.
    */
-  private schedule(turn: Turn, followed = false): void {
+  private schedule(turn: Turn, followed = false, conversation?: Conversation): void {
     const life = new TurnLife(turn, this.replyOf(turn));
     this.live.set(turn.id, life);
     this.ranHere.set(turn.id, turn.conversationId);
@@ -452,8 +469,10 @@ export class Bridge {
     }
     this.lastShown.set(key, life.reply.shown);
     void this.queue
-      // First in its conversation's queue, it runs on the record just read.
-      .add(key, () => this.deps.runner.run(life, ahead === 0 ? turn : undefined))
+      // First in its conversation's queue, it runs on the records just read.
+      .add(key, () =>
+        ahead === 0 ? this.deps.runner.run(life, turn, conversation) : this.deps.runner.run(life),
+      )
       .finally(() => {
         life.reply.abandon();
         this.live.delete(turn.id);

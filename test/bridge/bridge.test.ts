@@ -85,6 +85,32 @@ describe("Bridge.accept", () => {
     expect(s.service.count("startRun")).toBe(3);
   });
 
+  it("reads a claimed conversation beside its unfinished turns, and its first turn runs on it", async () => {
+    const s = setup();
+    const { turns, conversations } = s.stores;
+    const unfinishedIn = turns.unfinishedIn.bind(turns);
+    let readWhileTurnsWere = false;
+    let turnsPending = false;
+    vi.spyOn(turns, "unfinishedIn").mockImplementation(async (id) => {
+      turnsPending = true;
+      try {
+        return await unfinishedIn(id);
+      } finally {
+        turnsPending = false;
+      }
+    });
+    const byId = conversations.byId.bind(conversations);
+    const reads = vi.spyOn(conversations, "byId").mockImplementation((id) => {
+      readWhileTurnsWere ||= turnsPending;
+      return byId(id);
+    });
+    expect(await s.bridge.accept(inbound())).toBe("accepted");
+    await s.bridge.idle();
+    expect(readWhileTurnsWere).toBe(true);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(s.service.count("startRun")).toBe(1);
+  });
+
   it("records a message once, however often it is delivered", async () => {
     const s = setup();
     const message = inbound();

@@ -1,4 +1,9 @@
-import type { ConversationStore, SettingsStore, TurnStore } from "../../store/stores.js";
+import type {
+  Conversation,
+  ConversationStore,
+  SettingsStore,
+  TurnStore,
+} from "../../store/stores.js";
 import type { Turn, TurnOutcome } from "../../store/turn.js";
 import type { Clock } from "../../time.js";
 import type { AssistantService, BridgeLogger, Caller, Run } from "../ports.js";
@@ -85,9 +90,10 @@ export class TurnRunner {
    * Works `life`'s turn, unless it is no longer waiting (stopped, or left). `read`: the turn as
    * read from the store just before, with nothing awaited since (it waited behind no other
    * turn); otherwise it is read again. Either way each step's write is conditional on the row
-   * being the version it was computed from (store/sql/turns.ts).
+   * being the version it was computed from (store/sql/turns.ts). `conversation`: its
+   * conversation read with it (used only with `read`).
    */
-  async run(life: TurnLife, read?: Turn): Promise<void> {
+  async run(life: TurnLife, read?: Turn, conversation?: Conversation): Promise<void> {
     if (life.stage !== "waiting") return;
     const turn = read ?? (await this.deps.turns.byId(life.id));
     // Asked again after the read: a stop or a leave while it was on its way ended it here.
@@ -95,7 +101,7 @@ export class TurnRunner {
     if (!turn || turn.state === "finished") return life.end();
     life.start(turn.runId);
     try {
-      const end = await this.work(turn, life);
+      const end = await this.work(turn, life, read && conversation);
       if (end) await this.end(turn, life, end.ending, end.run);
     } finally {
       life.end();
@@ -106,13 +112,14 @@ export class TurnRunner {
   private async work(
     turn: Turn,
     life: TurnLife,
+    conversation: Conversation | undefined,
   ): Promise<{ ending: Ending; run?: Run } | undefined> {
     const { limits, logger } = this.deps;
     try {
       const opened = this.open(turn, life);
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
-      const run = await this.advance(turn, life, await this.context(turn, life));
+      const run = await this.advance(turn, life, await this.context(turn, life, conversation));
       await opened;
       // Left while its reply was opening (the lease lost): the new holder shows the ending.
       life.leaving.throwIfAborted();
@@ -184,8 +191,9 @@ export class TurnRunner {
     return this.follow(turn, context);
   }
 
-  private async context(turn: Turn, life: TurnLife): Promise<StepContext> {
-    const conversation = await this.deps.conversations.byId(turn.conversationId);
+  /** The steps' context, on the conversation read with the turn if it was (else read now). */
+  private async context(turn: Turn, life: TurnLife, read?: Conversation): Promise<StepContext> {
+    const conversation = read ?? (await this.deps.conversations.byId(turn.conversationId));
     if (!conversation) throw new Error(`conversation ${turn.conversationId} is missing`);
     const outage: OutageOptions = {
       giveUpAfterMs: this.deps.limits.serviceOutageMs,
