@@ -146,14 +146,8 @@ describe("TurnReply", () => {
     const s = await setup();
     const { turns, id } = s;
     const recorded = vi.spyOn(turns, "recordReplyAttempt");
-    const firstWords = deferred();
-    const posted: string[] = [];
-    const waiting = new TurnReply(
-      waitingRenderer(firstWords.promise, posted),
-      turns,
-      (await turns.byId(id)) as Turn,
-    );
-    const opened = waiting.open({ kind: "starting" });
+    const { reply, firstWords, posted } = await waitingReply(turns, id);
+    const opened = reply.open({ kind: "starting" });
     await vi.waitFor(async () => expect((await turns.byId(id))?.replyPostsAttempted).toBe(1));
     expect(posted).toEqual([]);
     firstWords.resolve();
@@ -170,13 +164,7 @@ describe("TurnReply", () => {
     vi.spyOn(turns, "recordReplyAttempt").mockImplementation((turnId, part) =>
       stalled ? Promise.reject(new Error("the database stalled")) : real(turnId, part),
     );
-    const firstWords = deferred();
-    const posted: string[] = [];
-    const reply = new TurnReply(
-      waitingRenderer(firstWords.promise, posted),
-      turns,
-      (await turns.byId(id)) as Turn,
-    );
+    const { reply, firstWords, posted } = await waitingReply(turns, id);
     const opened = reply.open({ kind: "starting" });
     await new Promise((resolve) => setImmediate(resolve));
     stalled = false;
@@ -187,7 +175,18 @@ describe("TurnReply", () => {
   });
 });
 
-/** A renderer whose first message is posted once `firstWords` settles, after its record. */
+/**
+ * The turn's reply on a renderer that posts its first message once the test resolves
+ * `firstWords`, after its record; `posted` says when it went.
+ */
+async function waitingReply(turns: ReturnType<typeof memoryStores>["turns"], id: string) {
+  const firstWords = deferred();
+  const posted: string[] = [];
+  const turn = (await turns.byId(id)) as Turn;
+  const reply = new TurnReply(waitingRenderer(firstWords.promise, posted), turns, turn);
+  return { reply, firstWords, posted };
+}
+
 function waitingRenderer(firstWords: Promise<void>, posted: string[]): ReplyStrategy {
   return {
     render: (_target, recorder: ReplyRecorder) => ({
