@@ -27,6 +27,8 @@ export interface Replica {
   /** A statement on this replica's connections, for what the test reads or breaks itself. */
   query: Query;
   budgets: SharedBudgets;
+  /** How many of this replica's statements are on their way. */
+  onTheirWay(): number;
 }
 
 export function replicas(
@@ -44,24 +46,38 @@ export async function replicas(
   await migratePostgres(postgresUrl(), schema);
   return Array.from({ length: count }, () => {
     const database = postgresDatabase(postgresUrl(), { schema, max: 2 });
-    const query: Query = async (text, params = []) =>
-      (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as never[];
+    let onTheirWay = 0;
+    const query: Query = async (text, params = []) => {
+      onTheirWay++;
+      try {
+        return (await database.db.executeQuery(CompiledQuery.raw(text, [...params])))
+          .rows as never[];
+      } finally {
+        onTheirWay--;
+      }
+    };
     const budgets = sharedBudgets(query, options);
     // Registered after the schema's drop, and run before it (last registered first).
     onTestFinished(async () => {
       await budgets.settled();
       await database.close();
     });
-    return { query, budgets };
+    return { query, budgets, onTheirWay: () => onTheirWay };
   });
 }
 
 /**
- * Once nothing `replica` sent is on its way (a take, a release, a pause, a sweep), nor what
- * their answers set off.
+ * Once nothing the replicas sent is on its way (a take, a release, a pause, a sweep), nor what
+ * their answers set off, in any of them: one replica's answer can set off another's statement
+ * (a token freed, a pause seen) after that one has settled, so they are looked at again until
+ * none has anything on its way.
  */
-export function written(replica: Replica): Promise<void> {
-  return replica.budgets.settled();
+export async function written(...sharing: Replica[]): Promise<void> {
+  do {
+    await Promise.all(sharing.map((replica) => replica.budgets.settled()));
+    // A statement of the test's own is on its way too: the loop lets its answer in.
+    await new Promise((resolve) => setImmediate(resolve));
+  } while (sharing.some((replica) => replica.onTheirWay() > 0));
 }
 
 /** Once what a shared budget asked of the database (a take, a reading) has landed. */
@@ -69,11 +85,17 @@ export async function settled(budget: unknown): Promise<void> {
   await (budget as { settled?: () => Promise<void> }).settled?.();
 }
 
-/** A take as the scheduler makes one: asked for, then taken from the hand once it lands. */
+/**
+ * A take as the scheduler makes one: asked for, then taken from the hand once it lands. What
+ * spending it wrote (a window's slot counts a window from its call) lands before the next look,
+ * as a call's round trip passes first in real time.
+ */
 export async function take(allowance: Allowance, now: number, place?: QueuePlace) {
-  if (allowance.tryTake(now, place)) return true;
+  const took =
+    allowance.tryTake(now, place) ||
+    (await settled(allowance).then(() => allowance.tryTake(now, place)));
   await settled(allowance);
-  return allowance.tryTake(now, place);
+  return took;
 }
 
 /** readyAt once what it asked to read has landed. */

@@ -22,11 +22,23 @@ export const NO_SLOTS: SlotRows = { freeAt: [], held: [], pausedUntil: Number.NE
  * slot is held until its release, and counts a hold after that (service-slots.ts).
  */
 export class SlotTable {
-  /** Released while a release statement was on its way: sent together next. */
-  private released: { id: number; untilAt: number }[] = [];
-  private releasing = false;
+  private readonly releases: Rewrites;
+  private readonly spends: Rewrites;
 
-  constructor(private readonly db: BudgetDb) {}
+  constructor(private readonly db: BudgetDb) {
+    this.releases = new Rewrites(
+      db,
+      `UPDATE budget_slots AS s SET until_at = r.until_at, held = FALSE
+         FROM unnest($1::bigint[], $2::float8[]) AS r(id, until_at)
+        WHERE s.id = r.id AND s.held`,
+    );
+    this.spends = new Rewrites(
+      db,
+      `UPDATE budget_slots AS s SET until_at = r.until_at
+         FROM unnest($1::bigint[], $2::float8[]) AS r(id, until_at)
+        WHERE s.id = r.id AND NOT s.held`,
+    );
+  }
 
   /**
    * Takes up to `count` slots of `key`, each counting until `untilAt`, as many as fewer than
@@ -59,13 +71,18 @@ export class SlotTable {
 
   /**
    * The held slot `id` was released: it counts until `untilAt`, then frees (not waited for).
-   * One release statement is on its way at a time, and those released meanwhile go together in
-   * the next: a burst of answered requests is not a queue of statements that takes would wait
-   * behind on the budgets' few connections. Until its release lands, a slot counts as held.
+   * Until its release lands, a slot counts as held.
    */
   release(id: number, untilAt: number): void {
-    this.released.push({ id, untilAt });
-    if (!this.releasing) this.sendReleases();
+    this.releases.add(id, untilAt);
+  }
+
+  /**
+   * A window's slot taken ahead went with its call: it counts until `untilAt` (a window from the
+   * call) instead of until the short while a take ahead counts for (not waited for).
+   */
+  spend(id: number, untilAt: number): void {
+    this.spends.add(id, untilAt);
   }
 
   /** A window's slot that no call spent: it is deleted, as if never taken (not waited for). */
@@ -73,19 +90,9 @@ export class SlotTable {
     void this.db.post("DELETE FROM budget_slots WHERE id = $1 AND NOT held", [id]);
   }
 
-  private sendReleases(): void {
-    const batch = this.released;
-    this.released = [];
-    this.releasing = batch.length > 0;
-    if (!this.releasing) return;
-    void this.db
-      .post(
-        `UPDATE budget_slots AS s SET until_at = r.until_at, held = FALSE
-           FROM unnest($1::bigint[], $2::float8[]) AS r(id, until_at)
-          WHERE s.id = r.id AND s.held`,
-        [batch.map((r) => r.id), batch.map((r) => r.untilAt)],
-      )
-      .then(() => this.sendReleases());
+  /** Once the slots' rewrites on their way (releases, spends) have landed. */
+  async settled(): Promise<void> {
+    await Promise.all([this.releases.settled(), this.spends.settled()]);
   }
 
   async read(key: string, now: number): Promise<SlotRows> {
@@ -113,4 +120,41 @@ function slotRows(row: ReadRow): SlotRows {
     held: row.held ?? [],
     pausedUntil: row.paused_until ?? Number.NEGATIVE_INFINITY,
   };
+}
+
+/**
+ * One statement of slots' new `until_at`s on its way at a time (`$1` their ids, `$2` the
+ * instants), and those added meanwhile sent together in the next: a burst of answered requests
+ * or of calls gone is not a queue of statements that takes would wait behind on the budgets'
+ * few connections.
+ */
+class Rewrites {
+  private waiting: { id: number; untilAt: number }[] = [];
+  private sending: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: BudgetDb,
+    private readonly statement: string,
+  ) {}
+
+  add(id: number, untilAt: number): void {
+    this.waiting.push({ id, untilAt });
+    if (!this.sending) this.send();
+  }
+
+  /** Once nothing added is left unwritten. */
+  async settled(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  private send(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    this.sending =
+      batch.length > 0
+        ? this.db
+            .post(this.statement, [batch.map((r) => r.id), batch.map((r) => r.untilAt)])
+            .then(() => this.send())
+        : undefined;
+  }
 }

@@ -7,16 +7,28 @@ import { pause } from "./pauses.js";
 import { NO_SLOTS, type SlotRows, type SlotTable } from "./slots.js";
 
 /**
+ * How long a slot taken ahead of its call counts while the call has not gone, ms: the call
+ * comes within IN_HAND_MS of the take or the take is let go, and a call's slot then has this
+ * much longer to be rewritten to count a window from the call (SlotTable.spend). A slot never
+ * spent frees by itself then, whatever became of the replica that took it: a replica refused
+ * meanwhile asks again when it frees, not a window later.
+ */
+export const AHEAD_MS = IN_HAND_MS + 2_000;
+
+/**
  * A sliding window (budgets/window.ts) that replicas share: each take is a slot of
- * `budget_slots` that counts for one window, made one round trip ahead of the call (ahead.ts),
- * as many at once as the scheduler has calls ready (QueuePlace.ready). Taking is one statement
- * under the key's lock (SlotTable.occupy); readyAt computes with the same function as the
- * in-memory window, from the key's slots as last read, read again in the background when
- * older than SEEN_MS (earliest.ts).
+ * `budget_slots`, made one round trip ahead of the call (ahead.ts), as many at once as the
+ * scheduler has calls ready (QueuePlace.ready). A slot counts AHEAD_MS until its call goes,
+ * and one window from the call once it has. Taking is one statement under the key's lock
+ * (SlotTable.occupy); readyAt computes with the same function as the in-memory window, from
+ * the key's slots as last read, read again in the background when older than SEEN_MS
+ * (earliest.ts).
  */
 export class PostgresWindow implements Allowance {
   private readonly seen: LastReading<SlotRows>;
   private readonly takes: TakesAhead<number>;
+  /** The slots taken ahead and not yet spent or let go, with until when each counts. */
+  private readonly ahead = new Map<number, number>();
 
   constructor(
     private readonly budgets: BudgetDb,
@@ -28,7 +40,10 @@ export class PostgresWindow implements Allowance {
     changed: () => void = () => undefined,
   ) {
     // A take never spent (its calls went elsewhere, a pause) frees at once: no call went.
-    this.takes = new TakesAhead(budgets, changed, (id) => this.slots.unspent(id));
+    this.takes = new TakesAhead(budgets, changed, (id) => {
+      this.recount(id, undefined);
+      this.slots.unspent(id);
+    });
     this.seen = new LastReading(
       budgets,
       (now) => this.slots.read(this.key, now),
@@ -47,18 +62,18 @@ export class PostgresWindow implements Allowance {
   }
 
   tryTake(now: number, place?: QueuePlace): boolean {
-    if (this.takes.spend(now) !== undefined) return true;
+    if (this.spend(now)) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
     this.takes.ask(now, () => this.take(now, place?.ready ?? 1));
     return false;
   }
 
   async takeNow(now: number): Promise<boolean> {
-    if (this.takes.spend(now) !== undefined) return true;
+    if (this.spend(now)) return true;
     if (this.takes.stalled(now)) return this.alone.tryTake(now);
     // The database taught when the next take can be: none before then, with no round trip.
     if (this.takes.notBefore(now) !== undefined) return false;
-    const answer = await this.budgets.attempt(now, () => this.take(now, 1));
+    const answer = await this.budgets.attempt(now, () => this.take(now, 1, true));
     // The database failed meanwhile: this replica's own copy decides.
     if (answer === undefined) return this.alone.tryTake(now);
     if (answer.taken.length === 0) this.takes.learnt(answer.nextAt);
@@ -70,9 +85,7 @@ export class PostgresWindow implements Allowance {
   }
 
   expect(now: number): void {
-    // Spent up to IN_HAND_MS later: each slot counts that much longer, so that the call it goes
-    // with counts a whole window in the database too.
-    this.takes.expect(now, (count) => this.take(now, count, IN_HAND_MS));
+    this.takes.expect(now, (count) => this.take(now, count));
   }
 
   pauseUntil(until: number): void {
@@ -83,16 +96,44 @@ export class PostgresWindow implements Allowance {
 
   /** Once what was asked of the database (a take, a reading) has landed. */
   async settled(): Promise<void> {
-    await Promise.all([this.takes.settled(), this.seen.settled()]);
+    await Promise.all([this.takes.settled(), this.seen.settled(), this.slots.settled()]);
+  }
+
+  /** A slot in hand spent at `now`: it counts a window from now. */
+  private spend(now: number): boolean {
+    const id = this.takes.spend(now);
+    if (id === undefined) return false;
+    const untilAt = now + this.rules.windowMs;
+    this.recount(id, untilAt);
+    this.slots.spend(id, untilAt);
+    return true;
   }
 
   /**
-   * Up to `count` takes, each counting `laterMs` past the window, and on a refusal the slots
-   * that say when the next may be.
+   * The slot `id` taken ahead counts until `untilAt` now (undefined: no longer), in the reading
+   * too. A reading made since without it (read after its rewrite) is left as it is.
    */
-  private async take(now: number, count: number, laterMs = 0): Promise<TakeAnswer<number>> {
+  private recount(id: number, untilAt: number | undefined): void {
+    const was = this.ahead.get(id);
+    this.ahead.delete(id);
+    if (was === undefined) return;
+    this.seen.apply((seen) => {
+      const at = seen.freeAt.indexOf(was);
+      if (at < 0) return seen;
+      const freeAt = seen.freeAt.filter((_, i) => i !== at);
+      if (untilAt !== undefined) freeAt.push(untilAt);
+      return { ...seen, freeAt: freeAt.sort((a, b) => a - b) };
+    });
+  }
+
+  /**
+   * Up to `count` takes, and on a refusal the slots that say when the next may be. `spent`: for
+   * a call that goes as soon as it lands, counting a window at once; else each counts AHEAD_MS
+   * until its call goes.
+   */
+  private async take(now: number, count: number, spent = false): Promise<TakeAnswer<number>> {
     const { limit, windowMs } = this.rules;
-    const untilAt = now + windowMs + laterMs;
+    const untilAt = now + (spent ? windowMs : AHEAD_MS);
     const { taken, rows } = await this.slots.occupy(this.key, now, {
       limit,
       untilAt,
@@ -100,6 +141,7 @@ export class PostgresWindow implements Allowance {
       count,
     });
     if (!rows) {
+      if (!spent) for (const id of taken) this.ahead.set(id, untilAt);
       // Each slot taken counts until untilAt: the reading gets them, not read again.
       this.seen.apply((seen) => ({
         ...seen,

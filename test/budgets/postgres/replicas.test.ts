@@ -117,7 +117,7 @@ function replicaOf(
 function sharedClock(sharing: Replica[]): ManualClock {
   return new ManualClock(undefined, {
     settle: async () => {
-      await Promise.all(sharing.map(written));
+      await written(...sharing);
     },
   });
 }

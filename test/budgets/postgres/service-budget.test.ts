@@ -25,7 +25,7 @@ async function twoBudgets(options: { lookAgainMs?: number } = {}) {
   // The clock moves on once what the replicas sent has landed (a round trip takes real time).
   const clock = new ManualClock(undefined, {
     settle: async () => {
-      await Promise.all([a, b].map(written));
+      await written(a, b);
     },
   });
   return [budget(a), budget(b), clock] as const;
