@@ -27,8 +27,8 @@ export interface Replica {
   /** A statement on this replica's connections, for what the test reads or breaks itself. */
   query: Query;
   budgets: SharedBudgets;
-  /** How many of this replica's statements are on their way. */
-  onTheirWay(): number;
+  /** This replica's statements on their way. */
+  onTheirWay(): Promise<unknown>[];
 }
 
 export function replicas(
@@ -46,15 +46,15 @@ export async function replicas(
   await migratePostgres(postgresUrl(), schema);
   return Array.from({ length: count }, () => {
     const database = postgresDatabase(postgresUrl(), { schema, max: 2 });
-    let onTheirWay = 0;
-    const query: Query = async (text, params = []) => {
-      onTheirWay++;
-      try {
-        return (await database.db.executeQuery(CompiledQuery.raw(text, [...params])))
-          .rows as never[];
-      } finally {
-        onTheirWay--;
-      }
+    const onTheirWay = new Set<Promise<unknown>>();
+    const query: Query = (text, params = []) => {
+      const statement = database.db
+        .executeQuery(CompiledQuery.raw(text, [...params]))
+        .then((result) => result.rows as never[]);
+      onTheirWay.add(statement);
+      const landed = () => onTheirWay.delete(statement);
+      statement.then(landed, landed);
+      return statement;
     };
     const budgets = sharedBudgets(query, options);
     // Registered after the schema's drop, and run before it (last registered first).
@@ -62,7 +62,7 @@ export async function replicas(
       await budgets.settled();
       await database.close();
     });
-    return { query, budgets, onTheirWay: () => onTheirWay };
+    return { query, budgets, onTheirWay: () => [...onTheirWay] };
   });
 }
 
@@ -73,11 +73,15 @@ export async function replicas(
  * none has anything on its way.
  */
 export async function written(...sharing: Replica[]): Promise<void> {
-  do {
+  for (;;) {
     await Promise.all(sharing.map((replica) => replica.budgets.settled()));
-    // A statement of the test's own is on its way too: the loop lets its answer in.
+    // A statement of the test's own, or one that another's answer set off meanwhile.
+    const left = sharing.flatMap((replica) => replica.onTheirWay());
+    if (left.length === 0) return;
+    await Promise.allSettled(left);
+    // What their answers set off runs before the next look.
     await new Promise((resolve) => setImmediate(resolve));
-  } while (sharing.some((replica) => replica.onTheirWay() > 0));
+  }
 }
 
 /** Once what a shared budget asked of the database (a take, a reading) has landed. */
