@@ -168,6 +168,12 @@ export class EditSlot<P> implements Lane {
     return this.pace()?.tryTake(now) ?? true;
   }
 
+  /** An interim or tidy edit waits for the workspace's interim pace (a final has none). */
+  sharesPace(): boolean {
+    const edit = this.pending;
+    return edit !== undefined && (!edit.final || edit.tidy) && this.pace() !== undefined;
+  }
+
   private pace(): Allowance | undefined {
     return this.rules.interimPace?.(this.target.team);
   }

@@ -31,6 +31,12 @@ export interface Lane {
    */
   take?(now: number): boolean;
   /**
+   * Whether its next call waits for a pace it shares with the other lanes of its method (the
+   * interim edits' pace of a workspace): of such lanes ready together, one counts among the
+   * calls the method's budget is taken for, as that pace lets one go at a time. Absent: false.
+   */
+  sharesPace?(): boolean;
+  /**
    * The call about to go is made ready (its content decided), just before the method's budget
    * is taken for it; false when it turns out to have nothing to send: the lane then has no call
    * and no budget is spent. Absent: a call always has something to send.

@@ -111,9 +111,9 @@ interface Found {
   rank: number;
   next: number;
   nextReady: number;
-  /** Lanes ready now, the one found included. */
+  /** Lanes ready now, the one found included; those sharing a pace count once. */
   ready: number;
-  /** Lanes ready now or within ASK_BESIDE_MS. */
+  /** Lanes ready now or within ASK_BESIDE_MS, counted the same way. */
   soon: number;
 }
 
@@ -401,6 +401,9 @@ export class CallScheduler {
     let nextReady = Number.POSITIVE_INFINITY;
     let ready = 0;
     let soon = 0;
+    // Those waiting for one pace they share (Lane.sharesPace) count once.
+    let pacedReady = 0;
+    let pacedSoon = 0;
     const { active } = share;
     const scanAll = share.scanAll;
     share.scanAll = false;
@@ -416,12 +419,17 @@ export class CallScheduler {
       }
       if (scanAll) active.add(entry);
       const readyAt = Math.max(wanted, entry.notBefore);
-      if (readyAt <= now + ASK_BESIDE_MS) soon++;
+      const paced = entry.lane.sharesPace?.() === true;
+      if (readyAt <= now + ASK_BESIDE_MS) {
+        if (paced) pacedSoon = 1;
+        else soon++;
+      }
       if (readyAt > now) {
         if (readyAt < nextReady) nextReady = readyAt;
         continue;
       }
-      ready++;
+      if (paced) pacedReady = 1;
+      else ready++;
       const its = entry.lane.rank();
       if (!best || its < rank || (its === rank && entry.seq < best.seq)) {
         if (rank < next) next = rank;
@@ -433,8 +441,8 @@ export class CallScheduler {
     found.rank = rank;
     found.next = next;
     found.nextReady = nextReady;
-    found.ready = ready;
-    found.soon = soon;
+    found.ready = ready + pacedReady;
+    found.soon = soon + pacedSoon;
     return best;
   }
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { localAllowances } from "../../../src/budgets/local-allowances.js";
 import { type EditTarget, Pacer, type PacerOptions } from "../../../src/slack/calls/pacer.js";
 import { CallScheduler } from "../../../src/slack/calls/scheduler.js";
 import { fakeSender, fire, msg, tick, track } from "../../support/fake-edit-sender.js";
@@ -286,5 +287,35 @@ describe("Pacer: the workspace budget", () => {
         expect((times[i] ?? 0) - (times[i - 1] ?? 0)).toBeLessThanOrEqual(131_500);
       }
     }
+  });
+});
+
+describe("Pacer: the workspace's budget", () => {
+  it("is taken for each final ready and one interim edit, as the interim pace lets one go at a time", async () => {
+    // What the scheduler asks the workspace's window for: a budget kept in a database takes
+    // that many slots at once, and those no call spends hold other replicas back meanwhile.
+    const asked: number[] = [];
+    const scheduler = new CallScheduler({
+      random: () => 0.5,
+      allowances: (scope, rules) => {
+        const local = localAllowances(scope, rules);
+        if (scope.method !== "chat.update" || scope.lane !== undefined) return local;
+        return {
+          readyAt: (now, ahead) => local.readyAt(now, ahead),
+          tryTake: (now, place) => {
+            asked.push(place?.ready ?? 1);
+            return local.tryTake(now, place);
+          },
+        };
+      },
+    });
+    const s = fakeSender();
+    const p = new Pacer<string>(s.send, { scheduler, updatesPerMinute: 40 });
+    pacers.push(p);
+    for (const m of ["m1", "m2", "m3", "m4", "m5"]) fire(p.edit(msg(m), "some words"));
+    for (const m of ["f1", "f2"]) fire(p.edit(msg(m), "the whole answer", { final: true }));
+    await tick();
+    expect(asked[0]).toBe(2 + 1);
+    expect(s.calls.length).toBeGreaterThanOrEqual(3);
   });
 });
