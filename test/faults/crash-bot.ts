@@ -68,9 +68,6 @@ export async function proxy(target: string): Promise<FaultProxy> {
   return p;
 }
 
-export const seed = (m: { channel: string; ts: string; user: string; text: string }) =>
-  slack.seedMessage(m);
-
 /** The thread's bot replies, once none of them carries a Stop button any more. */
 export async function settled(threadTs: string, timeoutMs = 30_000): Promise<string[]> {
   await slack.waitFor((s) => {

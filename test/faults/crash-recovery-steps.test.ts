@@ -9,7 +9,6 @@ import {
   proxy,
   runFollowed,
   runStarts,
-  seed,
   serviceUntil,
   settled,
   sim,
@@ -25,7 +24,7 @@ describe("the bot killed between a turn's steps and started again", () => {
     // The service creates the run, but its answer (the run id) never reaches the bot.
     service.add({ method: "POST", path: /\/runs$/, action: "hold-response", count: 1 });
     const first = await launch({ service: service.url });
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> start me once",
       channel: CHANNEL,
       user: USER,
@@ -47,7 +46,7 @@ describe("the bot killed between a turn's steps and started again", () => {
     // The placeholder post leaves the bot but never reaches Slack.
     slackProxy.add({ path: /chat\.postMessage$/, action: "hold-request", count: 1 });
     const first = await launch({ slack: `${slackProxy.url}/api/` });
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> are you there?",
       channel: CHANNEL,
       user: USER,
@@ -70,7 +69,7 @@ describe("the bot killed between a turn's steps and started again", () => {
     // Slack stores the placeholder, but its answer (the ts) never reaches the bot.
     slackProxy.add({ path: /chat\.postMessage$/, action: "hold-response", count: 1 });
     const first = await launch({ slack: `${slackProxy.url}/api/` });
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> only once?",
       channel: CHANNEL,
       user: USER,
@@ -90,7 +89,7 @@ describe("the bot killed between a turn's steps and started again", () => {
   it("answers a Slack retry once, before and after a restart", async () => {
     sim.control.enqueueAnswer({ text: "Exactly once." });
     const first = await launch();
-    const { ts, event } = await mentionChild(first, seed, {
+    const { ts, event } = await mentionChild(first, slack, {
       text: "<@UBOT> once please",
       channel: CHANNEL,
       user: USER,

@@ -9,7 +9,6 @@ import {
   posts,
   proxy,
   runStarts,
-  seed,
   settled,
   sim,
   slack,
@@ -22,7 +21,7 @@ describe("the bot killed and started again", () => {
   it("finishes an answer cut by SIGKILL with the complete text, one message and one run", async () => {
     sim.control.enqueueAnswer({ text: ANSWER });
     const first = await launch();
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> a long answer please",
       channel: CHANNEL,
       user: USER,
@@ -54,7 +53,7 @@ describe("the bot killed and started again", () => {
     // The tidy edit meets a long 429: the answer is whole in Slack, its Stop button still there.
     slack.failNext("chat.update", { status: 429, retryAfter: 120 });
     const first = await launch({}, streaming);
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> quick one",
       channel: CHANNEL,
       user: USER,
@@ -78,7 +77,7 @@ describe("the bot killed and started again", () => {
     // The service stores the message, but its answer never reaches the bot.
     service.add({ method: "POST", path: /\/messages$/, action: "hold-response", count: 1 });
     const first = await launch({ service: service.url });
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> remember me",
       channel: CHANNEL,
       user: USER,

@@ -51,7 +51,7 @@ describe("the database in trouble", () => {
 
     // The bot that holds the file works on, and its records are whole.
     sim.control.enqueueAnswer({ text: "Still here." });
-    const { ts } = await mentionChild(running, (m) => slack.seedMessage(m), {
+    const { ts } = await mentionChild(running, slack, {
       text: "<@UBOT> are you fine?",
       channel: CHANNEL,
       user: USER,

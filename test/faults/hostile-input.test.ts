@@ -177,7 +177,7 @@ describe("malformed Slack payloads", () => {
     // Still alive and answering.
     sim.control.enqueueAnswer({ text: "Alive and well." });
     const fake = slack;
-    const { ts } = await mentionChild(bot, (m) => fake.seedMessage(m), {
+    const { ts } = await mentionChild(bot, fake, {
       text: "<@UBOT> still there?",
       channel: CHANNEL,
       user: USER,

@@ -80,7 +80,7 @@ export async function askSlowly(
   for (const text of answers) sim.control.enqueueAnswer({ text, tokensPerSecond: 25 });
   const asked: string[] = [];
   for (let n = 1; n <= count; n++) {
-    const { ts, response } = await mentionChild(child, (m) => slack.seedMessage(m), {
+    const { ts, response } = await mentionChild(child, slack, {
       text: `<@UBOT> question ${n}`,
       channel: CHANNEL,
       user: USER,
@@ -98,7 +98,7 @@ export async function askSlowly(
  */
 export function askMeanwhile(child: ChildBot, text: string) {
   const sent = Date.now();
-  const late = mentionChild(child, (m) => slack.seedMessage(m), {
+  const late = mentionChild(child, slack, {
     text,
     channel: CHANNEL,
     user: USER,

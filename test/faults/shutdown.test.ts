@@ -40,11 +40,8 @@ async function launch(graceSeconds: string): Promise<ChildBot> {
   return child;
 }
 
-const seed = (m: { channel: string; ts: string; user: string; text: string }) =>
-  slack.seedMessage(m);
-
 function ask(child: ChildBot, text: string) {
-  return mentionChild(child, seed, { text: `<@UBOT> ${text}`, channel: CHANNEL, user: USER });
+  return mentionChild(child, slack, { text: `<@UBOT> ${text}`, channel: CHANNEL, user: USER });
 }
 
 async function settled(threadTs: string): Promise<string[]> {

@@ -46,9 +46,6 @@ async function launch(slackUrl = slack.apiUrl): Promise<ChildBot> {
   return child;
 }
 
-const seed = (m: { channel: string; ts: string; user: string; text: string }) =>
-  slack.seedMessage(m);
-
 /** The Markdown of each of the bot's replies, once none carries a Stop button any more. */
 async function settledBodies(threadTs: string): Promise<string[]> {
   await slack.waitFor((s) => {
@@ -67,7 +64,7 @@ describe("the bot killed while it streams an answer", () => {
   it("ends the answer in the message it was streaming, with one run", async () => {
     sim.control.enqueueAnswer({ text: ANSWER });
     const first = await launch();
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> stream it",
       channel: CHANNEL,
       user: USER,
@@ -95,7 +92,7 @@ describe("the bot killed while it streams an answer", () => {
     // Slack starts the stream; its answer (the ts) never reaches the bot.
     proxy.add({ path: /\/chat\.startStream$/, action: "hold-response", count: 1 });
     const first = await launch(`${proxy.url}/api/`);
-    const { ts } = await mentionChild(first, seed, {
+    const { ts } = await mentionChild(first, slack, {
       text: "<@UBOT> stream it",
       channel: CHANNEL,
       user: USER,

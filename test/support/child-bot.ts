@@ -11,11 +11,11 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { FakeSlack } from "../../tools/fake-slack/server.js";
 import {
   appMention,
   type BotResponse,
   eventEnvelope,
-  nextTs,
   type Payload,
   type PostOptions,
   postToBot,
@@ -191,11 +191,13 @@ export function spawnChildBot(env: Record<string, string>): ChildBot {
  */
 export async function mentionChild(
   bot: ChildBot,
-  seed: (message: { channel: string; ts: string; user: string; text: string }) => void,
+  slack: Pick<FakeSlack, "nextTs" | "seedMessage">,
   fields: { text: string; channel: string; user: string; eventId?: string },
 ): Promise<{ ts: string; event: Payload; response: BotResponse }> {
-  const ts = nextTs();
-  seed({ channel: fields.channel, ts, user: fields.user, text: fields.text });
+  // From the fake Slack's own counter: the clock alone could give the ts of a bot post made
+  // in the same millisecond.
+  const ts = slack.nextTs();
+  slack.seedMessage({ channel: fields.channel, ts, user: fields.user, text: fields.text });
   const event = eventEnvelope(
     appMention({ channel: fields.channel, user: fields.user, text: fields.text, ts }),
     fields.eventId === undefined ? {} : { eventId: fields.eventId },
