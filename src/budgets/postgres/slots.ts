@@ -79,7 +79,9 @@ export class SlotTable {
 
   /**
    * A window's slot taken ahead went with its call: it counts until `untilAt` (a window from the
-   * call) instead of until the short while a take ahead counts for (not waited for).
+   * call) instead of until the short while a take ahead counts for (not waited for). Lost in
+   * an outage, the slot frees early, and replicas may go over the window by that call; Slack's
+   * 429, which pauses them all, holds them back.
    */
   spend(id: number, untilAt: number): void {
     this.spends.add(id, untilAt);
