@@ -13,7 +13,7 @@ import { SqlTurnStore } from "../sql/turns.js";
 import type { Stores } from "../stores.js";
 import { describeServer, PostgresOpenError, redact } from "./errors.js";
 import { migrate } from "./migrations.js";
-import { ROTATION_RUNNING, refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
+import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
 
 export interface PostgresStoreOptions
   extends Pick<
@@ -55,6 +55,8 @@ export function openPostgresStores(
         redact(error instanceof Error ? error.message : String(error), url);
       let client: pg.PoolClient;
       try {
+        // A bot that starts while the rotation runs is refused here (the connection's replica
+        // lock), before it migrates, not at its first question.
         client = await pool.connect();
       } catch (error) {
         throw new PostgresOpenError(
@@ -64,17 +66,8 @@ export function openPostgresStores(
       }
       try {
         await migrate(client, schema, now);
-        // A bot that starts while the rotation runs is refused now, not at its first question.
-        if (bot)
-          await replicaLock(schema)((text, params) =>
-            client.query(text, [...params]).then((r) => r.rows),
-          );
       } catch (error) {
-        const refused = error instanceof Error && error.message === ROTATION_RUNNING;
-        throw new PostgresOpenError(
-          where,
-          new Error(refused ? `cannot connect to PostgreSQL: ${ROTATION_RUNNING}` : said(error)),
-        );
+        throw new PostgresOpenError(where, new Error(said(error)));
       } finally {
         client.release();
       }

@@ -57,6 +57,7 @@ export function postgresDatabase(
   options: PostgresPoolOptions = {},
 ): SqlDatabase & { opened: Promise<void>; close(): Promise<void> } {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5_000;
+  const { onConnect } = options;
   const pool = new pg.Pool({
     connectionString: url,
     application_name: "slack-assistant-bridge",
@@ -72,6 +73,12 @@ export function postgresDatabase(
     idleTimeoutMillis: 0,
     types,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+    // Run on each new connection before anything has it; a rejection ends the connection, and
+    // whoever asked for it gets the error.
+    ...(onConnect && {
+      onConnect: (client: pg.ClientBase) =>
+        onConnect(async (text, params) => (await client.query(text, [...params])).rows),
+    }),
   });
   // A connection that breaks must not end the process ('error' unheard would). The pool hears
   // an idle one's; one in use tells its statement, and then its own 'error', heard here.
@@ -80,10 +87,15 @@ export function postgresDatabase(
   const opened = options.first ? options.first(pool) : Promise.resolve();
   // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
   opened.catch(() => undefined);
-  const connect = connecting(pool, opened, options.onConnect);
-  const dialect = new PostgresDialect({ pool: { connect, end: () => pool.end() } });
+  const dialect = new PostgresDialect({
+    pool: async () => {
+      await opened;
+      return pool;
+    },
+  });
   const db = new Kysely<Schema>({ dialect });
-  growAhead(pool, connect, options.max ?? 20);
+  // From the first statement on: what `first` does takes a connection of its own.
+  void opened.then(() => growAhead(pool, options.max ?? 20), () => undefined);
   return {
     opened,
     /** Once what `first` does has ended: the query layer and every connection closed. */
@@ -101,33 +113,6 @@ export function postgresDatabase(
 }
 
 /**
- * A connection of the pool for a statement, once what `first` does has ended; a new one runs
- * `onConnect` first. One that `onConnect` refuses is closed (the query layer's own hook for it
- * kept such a connection checked out for good, so that the pool could never end).
- */
-function connecting(
-  pool: pg.Pool,
-  opened: Promise<void>,
-  onConnect: PostgresPoolOptions["onConnect"],
-): () => Promise<pg.PoolClient> {
-  const ready = new WeakSet<pg.PoolClient>();
-  return async () => {
-    await opened;
-    const client = await pool.connect();
-    if (onConnect && !ready.has(client)) {
-      try {
-        await onConnect(async (text, params) => (await client.query(text, [...params])).rows);
-      } catch (error) {
-        client.release(error instanceof Error ? error : new Error(String(error)));
-        throw error;
-      }
-    }
-    ready.add(client);
-    return client;
-  };
-}
-
-/**
  * Opens the pool's next connection before a statement needs it: whenever one is taken and
  * none is left idle, one more is opened (and made ready, holding the replica lock like any
  * other) and left idle, up to `max`. A burst of questions then finds its connections open
@@ -136,12 +121,13 @@ function connecting(
  * had waited for one). One is opened at a time; a failure leaves it to the next statement,
  * which reports it.
  */
-function growAhead(pool: pg.Pool, connect: () => Promise<pg.PoolClient>, max: number): void {
+function growAhead(pool: pg.Pool, max: number): void {
   let growing = false;
   pool.on("acquire", () => {
     if (growing || pool.ending || pool.idleCount > 0 || pool.totalCount >= max) return;
     growing = true;
-    connect()
+    pool
+      .connect()
       .then((client) => client.release())
       .catch(() => undefined)
       .finally(() => {
