@@ -26,6 +26,7 @@ import { PostGate } from "../src/slack/calls/post-gate.js";
 import { CallScheduler } from "../src/slack/calls/scheduler.js";
 import { migratePostgres } from "../src/store/postgres/migrations.js";
 import { postgresDatabase } from "../src/store/sql/postgres-pool.js";
+import { systemClock } from "../src/time.js";
 import { median, percentile } from "./stats.js";
 
 const DEFAULT_N = 5_000;
@@ -93,12 +94,11 @@ async function latencies(shared: SharedBudgets, n: number): Promise<void> {
     { ...SCOPE, method: "chat.startStream" },
     { perMinute: 20, burst: 1, window: true },
   );
-  const slots = shared.slotWindows({
-    user: "token:bench",
-    kind: "request",
-    limit: 600,
-    holdMs: 60_001,
-  });
+  const slots = shared.slotWindows(
+    { user: "token:bench", kind: "request", limit: 600, holdMs: 60_001 },
+    () => undefined,
+    systemClock,
+  );
   /** Each operation: the thread's part, then what lands later (awaited). */
   const rows: [string, () => number, () => Promise<unknown>][] = [
     ["bucket take, granted", () => ask(open, after(1)), () => landed(open)],

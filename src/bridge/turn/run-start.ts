@@ -12,6 +12,7 @@ import { callerOf, type StepContext } from "./turn-step.js";
  * "queued", ms. A shorter wait (a round trip to the budget replicas share, requests ahead that
  * go at once) says nothing a person needs, and shown, it would end the first message's wait
  * for the first words: the message would go without them, and they would wait for a change.
+ * After a wait this long the person's settings are also read again before the start is sent.
  */
 const SHOWN_WAIT_MS = 1_000;
 
@@ -30,11 +31,12 @@ export class RunStartUnknown extends Error {
 
 /**
  * The step that starts a turn's run on its posted message, at most once. The person's
- * settings for the channel are read when the start is sent (after any wait in the service
- * budget) and recorded with the attempt (`run_starting`) once the start has its connection,
- * just before a byte is written: a process that dies while the connection opens leaves the
- * turn `message_posted`, to be started by whoever resumes it. The run id and the moment it
- * started are recorded once the service answers.
+ * settings for the channel are those of the moment the start is sent (read beside its wait
+ * in the service budget, and again after a wait of SHOWN_WAIT_MS or more) and recorded with
+ * the attempt (`run_starting`) once the start has its connection, just before a byte is
+ * written: a process that dies while the connection opens leaves the turn `message_posted`,
+ * to be started by whoever resumes it. The run id and the moment it started are recorded
+ * once the service answers.
  *
  * Only a start that certainly started nothing (a 429, a connection never made) is sent
  * again, through the outage loop. A stop aborts the start while it waits in the budget, but
@@ -83,7 +85,11 @@ export class RunStart {
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
     const triggerMessageId = turn.serviceMessageId as string;
     const waits = untilSent(context.outage.signal ?? life.waits);
-    // Read when the body is built, which is before it is sent.
+    // Read while the start waits in the budget, and again when the body is built (just before
+    // it is sent) if that wait was long: what is sent is the settings of the moment it goes.
+    const asked = this.deps.clock.now();
+    const early = settings.get(key);
+    early.catch(() => undefined);
     let sent: RunSettings | undefined;
     let recorded = false;
     let recordFailure: unknown;
@@ -94,7 +100,8 @@ export class RunStart {
       return await service.startRun(
         serviceThreadOf(context),
         async () => {
-          sent = await settings.get(key);
+          const waited = this.deps.clock.now() - asked >= SHOWN_WAIT_MS;
+          sent = await (waited ? settings.get(key) : early);
           return { triggerMessageId, ...sent };
         },
         {

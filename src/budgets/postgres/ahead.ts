@@ -80,7 +80,7 @@ export class TakesAhead<T> {
     this.later = undefined;
     const { now, statement } = later;
     this.expected = this.expected.filter((at) => now - at < IN_HAND_MS);
-    const missing = this.expected.length - this.held(now);
+    const missing = this.expected.length - this.inHand(now);
     if (missing > 0 && this.notBefore(now) === undefined) {
       this.request(now, () => statement(missing), true);
     }
@@ -88,8 +88,17 @@ export class TakesAhead<T> {
 
   /** Asks the database for a take, unless one is in hand or on its way, or none can be had yet. */
   ask(now: number, statement: () => Promise<TakeAnswer<T>>): void {
-    if (this.asking || this.held(now) > 0 || this.knownAt(now) !== undefined) return;
+    if (this.asking || this.inHand(now) > 0 || this.knownAt(now) !== undefined) return;
     this.request(now, statement);
+  }
+
+  /**
+   * Asks for takes ahead of the calls to come though some are in hand, so that the next calls
+   * find theirs in hand too; unless a take is on its way or none can be had yet.
+   */
+  askAhead(now: number, statement: () => Promise<TakeAnswer<T>>): void {
+    if (this.asking || this.budgets.down(now) || this.notBefore(now) !== undefined) return;
+    this.request(now, statement, true);
   }
 
   /** `ahead`: for calls expected, none of which waits yet. */
@@ -117,7 +126,7 @@ export class TakesAhead<T> {
    * Undefined: nothing is known, worth asking now.
    */
   knownAt(now: number): number | undefined {
-    if (this.held(now) > 0) return now;
+    if (this.inHand(now) > 0) return now;
     if (this.asking) return now + ASKING_MS;
     if (this.budgets.down(now)) return this.budgets.retryAt(now);
     return this.earliest.ahead(now);
@@ -130,7 +139,7 @@ export class TakesAhead<T> {
    * together spend more than the budget whenever the database is busy.
    */
   stalled(now: number): boolean {
-    return this.held(now) === 0 && this.budgets.down(now);
+    return this.inHand(now) === 0 && this.budgets.down(now);
   }
 
   /**
@@ -152,11 +161,13 @@ export class TakesAhead<T> {
     this.unspent();
   }
 
-  /** Whoever was woken for the takes in hand did not spend them all: the rest are let go now. */
-  unspent(): void {
-    const hand = this.hand;
-    this.hand = [];
-    for (const { value } of hand) this.drop(value);
+  /**
+   * Whoever was woken for the takes in hand did not spend them all: all but the `keep` newest
+   * are let go now.
+   */
+  unspent(keep = 0): void {
+    const gone = this.hand.splice(0, Math.max(0, this.hand.length - keep));
+    for (const { value } of gone) this.drop(value);
   }
 
   /** Once the take on its way (if any) has landed. */
@@ -164,8 +175,8 @@ export class TakesAhead<T> {
     await this.asking;
   }
 
-  /** How many takes are in hand at `now`. */
-  private held(now: number): number {
+  /** How many takes are in hand at `now` (those kept past IN_HAND_MS are let go first). */
+  inHand(now: number): number {
     this.expire(now);
     return this.hand.length;
   }

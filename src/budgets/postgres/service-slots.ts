@@ -1,5 +1,6 @@
+import type { Clock } from "../../time.js";
 import type { SlotRules, SlotView, SlotWindow } from "../service/slot-window.js";
-import { type TakeAnswer, TakesAhead } from "./ahead.js";
+import { IN_HAND_MS, type TakeAnswer, TakesAhead } from "./ahead.js";
 import type { BudgetDb } from "./budget-db.js";
 import { LastReading } from "./earliest.js";
 import { pause } from "./pauses.js";
@@ -23,11 +24,13 @@ export interface SharedSlotOptions {
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
  * memory, slot-window.ts). Taking them is one statement under the key's lock, made one round
- * trip ahead of the tickets, for as many as wait (ahead.ts): `changed` wakes the lane when it
- * lands, and a slot the lane no longer wants is released at once. Releases are not waited
- * for, and go together while one is on its way (SlotTable.release). The view is the slots as
- * last read (again in the background when older than SEEN_MS, earliest.ts), with this
- * process's own takes and releases applied at once.
+ * trip ahead of the tickets (ahead.ts), for as many as wait, and as many more as went since
+ * the last take (at most the limit's average over IN_HAND_MS): under load the next tickets
+ * find their slots in hand, and once half of those in hand are spent the next are asked for.
+ * `changed` wakes the lane when a take lands; a slot in hand that no ticket wants within
+ * IN_HAND_MS is released. Releases are not waited for, and go together while one is on its
+ * way (SlotTable.release). The view is the slots as last read (again in the background when
+ * older than SEEN_MS, earliest.ts), with this process's own takes and releases applied at once.
  */
 export class PostgresSlotWindow implements SlotWindow {
   /** The slots this process holds, to tell them from those held elsewhere. */
@@ -36,22 +39,36 @@ export class PostgresSlotWindow implements SlotWindow {
   private readonly takes: TakesAhead<number>;
   private readonly leaseMs: number;
   private readonly lookAgainMs: number;
+  /**
+   * Slots taken for no ticket yet at most: as many as the limit allows on average in
+   * IN_HAND_MS (none for a limit of fewer than one in that time, such as 20 run starts a
+   * minute), so that what one replica holds ahead never keeps the others long.
+   */
+  private readonly aheadMax: number;
+  /** Slots spent since the last take was asked: what the next one takes ahead. */
+  private spentSinceAsked = 0;
+  /** Cancels the timer that lets the slots in hand go once no ticket wanted them. */
+  private cancelLetGo: (() => void) | undefined;
 
   constructor(
     private readonly budgets: BudgetDb,
     private readonly slots: SlotTable,
     private readonly key: string,
     private readonly rules: SlotRules,
+    private readonly clock: Pick<Clock, "now" | "timer">,
     options: SharedSlotOptions = {},
     changed: () => void = () => undefined,
   ) {
     this.leaseMs = options.leaseMs ?? 300_000;
     this.lookAgainMs = options.lookAgainMs ?? 1_000;
+    this.aheadMax = Math.floor((rules.limit * IN_HAND_MS) / rules.holdMs);
     this.takes = new TakesAhead(
       budgets,
       () => {
         changed();
-        this.takes.unspent();
+        // Those the lane did not want beyond what may be held ahead go now, the rest later.
+        this.takes.unspent(this.aheadMax);
+        this.letGoLater();
       },
       // Never given to a ticket: it frees at once.
       (id) => this.slots.release(id, 0),
@@ -61,13 +78,17 @@ export class PostgresSlotWindow implements SlotWindow {
 
   occupy(now: number, wanted = 1): number | undefined {
     const id = this.takes.spend(now);
-    if (id !== undefined) {
-      // The view counts this process's own held slots (`mine`) besides those read.
-      this.mine.add(id);
-      return id;
+    if (id === undefined) {
+      this.ask(now, wanted);
+      return undefined;
     }
-    this.takes.ask(now, () => this.take(now, wanted));
-    return undefined;
+    // The view counts this process's own held slots (`mine`) besides those read.
+    this.mine.add(id);
+    this.spentSinceAsked += 1;
+    // Half of those in hand went: the next are taken now, before tickets wait for them.
+    const inHand = this.takes.inHand(now);
+    if (inHand <= this.spentSinceAsked) this.askAhead(now, wanted - 1, inHand);
+    return id;
   }
 
   release(id: number, now: number): void {
@@ -106,6 +127,37 @@ export class PostgresSlotWindow implements SlotWindow {
   /** Once what was asked of the database (a take, a reading) has landed. */
   async settled(): Promise<void> {
     await Promise.all([this.takes.settled(), this.seen.settled()]);
+  }
+
+  /** Asks for `wanted` slots and those taken ahead, unless a take is in hand, on its way or refused. */
+  private ask(now: number, wanted: number): void {
+    this.takes.ask(now, () => this.take(now, wanted + this.ahead()));
+  }
+
+  /** Asks for the `waiting` tickets that those in hand do not cover, and those taken ahead. */
+  private askAhead(now: number, waiting: number, inHand: number): void {
+    const uncovered = Math.max(0, waiting - inHand);
+    if (uncovered + Math.min(this.spentSinceAsked, this.aheadMax) === 0) return;
+    this.takes.askAhead(now, () => this.take(now, uncovered + this.ahead()));
+  }
+
+  /**
+   * How many to take ahead, as the take is sent: as many as went since the last one was,
+   * within aheadMax.
+   */
+  private ahead(): number {
+    const ahead = Math.min(this.spentSinceAsked, this.aheadMax);
+    this.spentSinceAsked = 0;
+    return ahead;
+  }
+
+  /** Slots left in hand once the lane has been served go IN_HAND_MS after they landed. */
+  private letGoLater(): void {
+    if (this.cancelLetGo || this.takes.inHand(this.clock.now()) === 0) return;
+    this.cancelLetGo = this.clock.timer(IN_HAND_MS + 1, () => {
+      this.cancelLetGo = undefined;
+      this.letGoLater();
+    });
   }
 
   /** Up to `count` held slots, and on a refusal the slots that say when to ask again. */

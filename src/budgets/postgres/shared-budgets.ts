@@ -63,12 +63,13 @@ export function sharedBudgets(
           )
         : new PostgresBucket(budgets, key, gcraRules(perMinute, burst), alone, changed);
     },
-    slotWindows: (rules, changed) =>
+    slotWindows: (rules, changed, clock) =>
       new PostgresSlotWindow(
         budgets,
         slots,
         `service:${rules.user}:${rules.kind}`,
         rules,
+        clock,
         options,
         changed,
       ),

@@ -234,7 +234,7 @@ export class ServiceBudget {
     if (!lane) {
       const rules = { user, kind, limit: this.limits[kind], holdMs: this.holdMs };
       // Slots kept in a database land after a round trip: the lane then serves again.
-      const window = this.windows(rules, () => made.wake());
+      const window = this.windows(rules, () => made.wake(), this.clock);
       const made = new BudgetLane<Ticket>({ ...rules, clock: this.clock, window });
       lane = made;
       this.lanes.set(key, lane);

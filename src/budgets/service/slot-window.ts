@@ -1,3 +1,5 @@
+import type { Clock } from "../../time.js";
+
 /**
  * The occupied slots of one (user, kind) of the service budget: what the budget's lane
  * (budget-lane.ts) asks before it lets a ticket go, kept in this process's memory or, with
@@ -54,8 +56,9 @@ export interface SlotRules {
  * Makes the slots of one (user, kind). `changed`: slots kept in a database are taken one round
  * trip ahead (budgets/postgres/ahead.ts), so occupy answers undefined while the take is on its
  * way; `changed` is called when it lands, for the lane to ask again. Memory never calls it.
+ * `clock`: the lane's, whose timers let go slots taken ahead that no ticket wanted.
  */
-export type SlotWindows = (rules: SlotRules, changed?: () => void) => SlotWindow;
+export type SlotWindows = (rules: SlotRules, changed: () => void, clock: Clock) => SlotWindow;
 
 /** Slots in this process's memory: the default, right for one process. */
 export const localSlotWindows: SlotWindows = (rules) => new LocalSlotWindow(rules);

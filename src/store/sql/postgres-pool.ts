@@ -95,7 +95,10 @@ export function postgresDatabase(
   });
   const db = new Kysely<Schema>({ dialect });
   // From the first statement on: what `first` does takes a connection of its own.
-  void opened.then(() => growAhead(pool, options.max ?? 20), () => undefined);
+  void opened.then(
+    () => growAhead(pool, options.max ?? 20),
+    () => undefined,
+  );
   return {
     opened,
     /** Once what `first` does has ended: the query layer and every connection closed. */

@@ -78,6 +78,39 @@ describe("RunStart", () => {
     expect(await work).toMatchObject({ state: "run_started", settings: {} });
   });
 
+  it("reads the settings beside the start's wait in the budget, and again after a long wait", async () => {
+    const s = await setup();
+    const key = { team: "T1", channel: "C1", user: "U1" };
+    const startWaiting = () => {
+      let turnComes = () => {};
+      s.service.queuedAhead = 1;
+      s.service.queuedUntil = new Promise<void>((resolve) => {
+        turnComes = resolve;
+      });
+      return turnComes;
+    };
+    const sentBody = () => s.service.calls.filter((c) => c.call === "startRun").at(-1);
+    // A short wait: what was read as it began is sent, without a read after it.
+    let turnComes = startWaiting();
+    const quick = await s.posted();
+    const first = s.start.step(quick, await s.context(quick));
+    await s.clock.advance(999);
+    await s.stores.settings.update(key, { maxSteps: 9 });
+    turnComes();
+    await first;
+    expect(sentBody()).toMatchObject({ body: { triggerMessageId: "msg-7" } });
+    expect(sentBody()).not.toMatchObject({ body: { maxSteps: 9 } });
+    // A wait of a second or more: read again, so a choice made meanwhile is the one sent.
+    turnComes = startWaiting();
+    const slow = await s.posted();
+    const second = s.start.step(slow, await s.context(slow));
+    await s.clock.advance(1_000);
+    await s.stores.settings.update(key, { maxSteps: 12 });
+    turnComes();
+    await second;
+    expect(sentBody()).toMatchObject({ body: { triggerMessageId: "msg-7", maxSteps: 12 } });
+  });
+
   it("shows the turn queued at the service once its start has waited a second", async () => {
     const s = await setup();
     s.service.queuedAhead = 3;

@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from "vitest";
+import { IN_HAND_MS } from "../../../src/budgets/postgres/ahead.js";
 import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
 import { type BudgetTicket, ServiceBudget } from "../../../src/budgets/service/budget.js";
 import { budgetUser } from "../../../src/service/credential.js";
@@ -120,7 +121,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     expect(JSON.stringify(keys)).not.toContain(TOKEN);
   });
 
-  it("takes the slots of every waiting ticket in one statement, and frees at once those no longer wanted", async () => {
+  it("takes the slots of every waiting ticket in one statement, and lets go of those no longer wanted", async () => {
     const { replica, budget, clock, statements } = await counting("budget_take_slots");
     const tickets = Array.from({ length: 12 }, () => budget.take(USER, "request"));
     // Two leave while the slots are on their way: theirs are taken, and not kept.
@@ -130,13 +131,37 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     const ready = readiness(staying);
     await clock.advance(0);
     expect(ready()).toEqual(staying);
-    // The first asked alone, as it came; the eleven after it in one statement.
-    expect(statements()).toBe(2);
-    const counted = await replica.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM budget_slots WHERE until_at > $1",
-      [clock.now()],
+    // The first asked alone, as it came; the nine behind it and one ahead (for the one that
+    // went) in one statement; five ahead once half of those were spent.
+    expect(statements()).toBe(3);
+    expect(await counting_(replica, clock.now())).toBe(16);
+    // Nobody wanted the six left in hand: they free, and the ten in flight still count.
+    await clock.advance(IN_HAND_MS + 1);
+    expect(await counting_(replica, clock.now())).toBe(10);
+  });
+
+  it("takes ahead as many slots as went since the last take, so that the next tickets go at once", async () => {
+    const { replica, budget, clock, statements } = await counting("budget_take_slots");
+    const burst = Array.from({ length: 30 }, () => budget.take(USER, "request"));
+    const readyBurst = readiness(burst);
+    await clock.advance(0);
+    expect(readyBurst()).toHaveLength(30);
+    // The first alone; the 29 behind it and one ahead; then, once half of those were spent,
+    // fifteen ahead for the fifteen that went.
+    expect(statements()).toBe(3);
+    const next = Array.from({ length: 9 }, () => budget.take(USER, "request"));
+    const readyNext = readiness(next);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Their slots were in hand: they went without waiting for a statement, and the next ahead
+    // were asked for as they went.
+    expect(readyNext()).toHaveLength(9);
+    expect(statements()).toBe(4);
+    // Those no ticket wanted are let go: only the 39 in flight are held.
+    await clock.advance(IN_HAND_MS + 1);
+    const held = await replica.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
     );
-    expect(counted).toEqual([{ n: 10 }]);
+    expect(held).toEqual([{ n: 39 }]);
   });
 
   it("releases the slots of requests answered while a release is on its way in one statement", async () => {
@@ -147,12 +172,23 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     await clock.advance(0);
     // The first went alone, at once; the nine after it together.
     expect(statements()).toBe(2);
-    const held = await replica.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
-    );
-    expect(held).toEqual([{ n: 0 }]);
+    const held = () =>
+      replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
+    // The six taken ahead are held until it is clear nobody wants them.
+    expect(await held()).toEqual([{ n: 6 }]);
+    await clock.advance(IN_HAND_MS + 1);
+    expect(await held()).toEqual([{ n: 0 }]);
   });
 });
+
+/** How many slots count at `now`. */
+async function counting_(replica: Replica, now: number): Promise<number> {
+  const rows = await replica.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM budget_slots WHERE until_at > $1",
+    [now],
+  );
+  return rows?.[0]?.n ?? Number.NaN;
+}
 
 /** One replica's service budget, counting the statements whose text has `pattern`. */
 async function counting(pattern: string) {
