@@ -16,8 +16,8 @@ export interface PostgresPoolOptions {
    * Connections at most; default 20. Each turn being answered makes its statements one after
    * the other, so with fifty at once ten connections made every statement (a message's
    * record, which Slack's acknowledgement waits for, among them) queue behind the others':
-   * twenty halved the acknowledgement's p99 (README, Performance). Three replicas with their
-   * budgets' pools hold 66 of PostgreSQL's default 100.
+   * twenty halved the acknowledgement's p99 in the bench (commit 107e864). Three replicas
+   * with their budgets' pools hold 66 of PostgreSQL's default 100.
    */
   max?: number | undefined;
   /** A connection failed (the server went away, the connection was ended): for the log. */
