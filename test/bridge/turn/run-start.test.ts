@@ -80,35 +80,29 @@ describe("RunStart", () => {
 
   it("reads the settings beside the start's wait in the budget, and again after a long wait", async () => {
     const s = await setup();
-    const key = { team: "T1", channel: "C1", user: "U1" };
-    const startWaiting = () => {
-      let turnComes = () => {};
+    /** The body of a start that waited `ms` in the budget, `maxSteps` chosen meanwhile. */
+    const sentAfter = async (ms: number, maxSteps: number) => {
       s.service.queuedAhead = 1;
+      let turnComes = () => {};
       s.service.queuedUntil = new Promise<void>((resolve) => {
         turnComes = resolve;
       });
-      return turnComes;
+      const t = await s.posted();
+      const started = s.start.step(t, await s.context(t));
+      await s.clock.advance(ms);
+      await s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps });
+      turnComes();
+      await started;
+      return s.service.calls.filter((c) => c.call === "startRun").at(-1);
     };
-    const sentBody = () => s.service.calls.filter((c) => c.call === "startRun").at(-1);
     // A short wait: what was read as it began is sent, without a read after it.
-    let turnComes = startWaiting();
-    const quick = await s.posted();
-    const first = s.start.step(quick, await s.context(quick));
-    await s.clock.advance(999);
-    await s.stores.settings.update(key, { maxSteps: 9 });
-    turnComes();
-    await first;
-    expect(sentBody()).toMatchObject({ body: { triggerMessageId: "msg-7" } });
-    expect(sentBody()).not.toMatchObject({ body: { maxSteps: 9 } });
+    const quick = await sentAfter(999, 9);
+    expect(quick).toMatchObject({ body: { triggerMessageId: "msg-7" } });
+    expect(quick).not.toMatchObject({ body: { maxSteps: 9 } });
     // A wait of a second or more: read again, so a choice made meanwhile is the one sent.
-    turnComes = startWaiting();
-    const slow = await s.posted();
-    const second = s.start.step(slow, await s.context(slow));
-    await s.clock.advance(1_000);
-    await s.stores.settings.update(key, { maxSteps: 12 });
-    turnComes();
-    await second;
-    expect(sentBody()).toMatchObject({ body: { triggerMessageId: "msg-7", maxSteps: 12 } });
+    expect(await sentAfter(1_000, 12)).toMatchObject({
+      body: { triggerMessageId: "msg-7", maxSteps: 12 },
+    });
   });
 
   it("shows the turn queued at the service once its start has waited a second", async () => {
