@@ -17,7 +17,7 @@ import { DatabaseInUse } from "../stores.js";
  */
 const REPLICA_LOCK = 0x626f_7473; // "bots"
 
-export const ROTATION_RUNNING =
+const ROTATION_RUNNING =
   "npm run rotate-key is running on this database; start the bot again once it has finished";
 
 /** What each new store connection runs first (sql/postgres-pool.ts: onConnect). */
