@@ -67,14 +67,17 @@ async function measure(stores: Stores, turns: number): Promise<Timings> {
     const keep = i >= warmup;
     const key = { team: "T", channel: `C${i % 20}`, threadTs: `${1_700_000_000 + i}.000100` };
     const conversation = await stores.conversations.ensure(key, "asst");
-    const turn = await stores.turns.create({
-      conversationId: conversation.id,
-      ...key,
-      messageTs: key.threadTs,
-      user: `U${i % 50}`,
-      content: "What is the capital of France?",
-      notes: [],
-    });
+    const turn = (
+      await stores.turns.record({
+        conversation: conversation,
+        assistant: conversation.assistantId,
+        ...key,
+        messageTs: key.threadTs,
+        user: `U${i % 50}`,
+        content: "What is the capital of France?",
+        notes: [],
+      })
+    ).turn;
     if (!turn) throw new Error("the turn was not recorded");
     const id = turn.id;
     const steps: (() => Promise<unknown>)[] = [

@@ -121,14 +121,17 @@ async function oneTurn(
   const threadTs = `${1_700_000_000 + i}.000100`;
   const key = { team: "T", channel: `C${i % 20}`, threadTs };
   const conversation = await a.conversations.ensure(key, "asst");
-  const created = await a.turns.create({
-    conversationId: conversation.id,
-    ...key,
-    messageTs: threadTs,
-    user: `U${i % 50}`,
-    content: texts.question,
-    notes: [],
-  });
+  const created = (
+    await a.turns.record({
+      conversation: conversation,
+      assistant: conversation.assistantId,
+      ...key,
+      messageTs: threadTs,
+      user: `U${i % 50}`,
+      content: texts.question,
+      notes: [],
+    })
+  ).turn;
   if (!created) throw new Error("the turn was not recorded");
   const id = created.id;
   const { turns } = a;

@@ -113,35 +113,32 @@ export class Bridge {
    *
    * Across its awaits: the conversation is an upsert on its thread's unique key, and the turn
    * an insert on its message's, so two deliveries of one message (a Slack retry, another
-   * replica) record one turn and the other is a duplicate. The per-person limit is read before
-   * the insert: questions of one person arriving at the same instant may pass it together.
+   * replica) record one turn and the other is a duplicate. The per-person limit is counted by
+   * the insert itself: questions of one person arriving at the same instant may pass it
+   * together. A question that starts its thread is recorded in one write with its conversation
+   * (TurnStore.record: on PostgreSQL, one round trip before Slack is answered).
    */
   async accept(inbound: Inbound): Promise<AcceptResult> {
     const { conversations, turns } = this.deps;
     const key = { team: inbound.team, channel: inbound.channel, threadTs: inbound.threadTs };
     const asked = inbound.mentioned || inbound.isDirect;
-    // A question that starts its thread has no conversation yet (a redelivery's, ensure finds).
+    // A question that starts its thread has no conversation yet (a redelivery's, record finds).
     const found =
       asked && inbound.ts === inbound.threadTs ? undefined : await conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
-    // The two are read side by side: each is a round trip on a database server.
-    const [conversation, overLimit] = await Promise.all([
-      found ?? conversations.ensure(key, this.deps.assistantFor(inbound)),
-      this.overLimit(inbound.team, inbound.user),
-    ]);
-    const turn = await turns.create({
-      conversationId: conversation.id,
+    const { conversation, turn, overLimit } = await turns.record({
+      ...(found && { conversation: found }),
+      assistant: this.deps.assistantFor(inbound),
+      ...(this.deps.maxQueuedPerPerson !== undefined && { limit: this.deps.maxQueuedPerPerson }),
       team: inbound.team,
       channel: inbound.channel,
       threadTs: inbound.threadTs,
       messageTs: inbound.ts,
       user: inbound.user,
       authorTeam: inbound.authorTeam ?? inbound.team,
-      // A refused question is never answered, so nothing of what it says is kept: its row
-      // only recognises a Slack retry of the message.
-      content: overLimit ? "" : inbound.text,
-      files: overLimit ? [] : inbound.files,
+      content: inbound.text,
+      files: inbound.files,
       notes: [],
     });
     // On the disk before Slack is told it arrived (a power cut must not lose it); a retry's
@@ -149,8 +146,7 @@ export class Bridge {
     await this.durable();
     if (!turn) return "duplicate";
     if (overLimit) {
-      // Kept as finished, so that a Slack retry of this message is not answered later either.
-      await turns.finish(turn.id, { outcome: "error" });
+      // Recorded finished, so that a Slack retry of this message is not answered later either.
       const limit = this.deps.maxQueuedPerPerson;
       this.deps.logger.info({ turn: turn.id, limit }, "turn refused: too many queued turns");
       return "over_limit";

@@ -89,14 +89,40 @@ export interface SettingsStore {
   allFor(team: string, user: string): Promise<{ channel: string; settings: RunSettings }[]>;
 }
 
+/** A question to record (TurnStore.record): a turn whose conversation may not exist yet. */
+export interface NewQuestion extends Omit<NewTurn, "conversationId"> {
+  /** The thread's conversation, when it was found; otherwise it is made (or found) here. */
+  conversation?: Conversation;
+  /** The assistant a conversation made here answers with: an id, or a pick read in the write. */
+  assistant: string | AssistantPick;
+  /**
+   * How many unfinished turns an asker may have; undefined: no limit. One who has as many
+   * already is refused: the turn is recorded finished (outcome `error`), without its text or
+   * files, so that it is never answered and a Slack retry of it is still recognised.
+   */
+  limit?: number;
+}
+
+export interface RecordedQuestion {
+  conversation: Conversation;
+  /** Undefined when this Slack message has a turn already (a retry, another replica's). */
+  turn: Turn | undefined;
+  /** The asker was past the limit: the turn was recorded refused. */
+  overLimit: boolean;
+}
+
 /**
  * The turns, with one method per transition of the turn's state machine (`store/turn.ts`).
  * Each returns the turn as recorded, and throws IllegalTransition when the turn's state
  * does not allow it.
  */
 export interface TurnStore {
-  /** Records a new turn; undefined when this Slack message already has one (a retry). */
-  create(input: NewTurn): Promise<Turn | undefined>;
+  /**
+   * Records a Slack message's question as a new turn, in its thread's conversation: the one
+   * given, found already, or else made by the same write. Slack's acknowledgement waits for
+   * this: PostgreSQL records both in one statement, a single round trip.
+   */
+  record(question: NewQuestion): Promise<RecordedQuestion>;
   byId(id: string): Promise<Turn | undefined>;
   byMessage(team: string, channel: string, messageTs: string): Promise<Turn | undefined>;
   /** Every unfinished turn, in arrival order. */

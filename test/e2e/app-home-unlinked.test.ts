@@ -89,14 +89,17 @@ describe("the App Home of a person without a token of their own", () => {
       const key = { team, channel: "C0OLD", threadTs: `100.${i}` };
       const conversation = await h.bot.stores.conversations.ensure(key, ASSISTANT_ID);
       await h.bot.stores.conversations.setServiceThread(conversation.id, thread.id, "shared");
-      const turn = await h.bot.stores.turns.create({
-        conversationId: conversation.id,
-        ...key,
-        messageTs: key.threadTs,
-        user: BOB,
-        content: "old question",
-        notes: [],
-      });
+      const turn = (
+        await h.bot.stores.turns.record({
+          conversation: conversation,
+          assistant: conversation.assistantId,
+          ...key,
+          messageTs: key.threadTs,
+          user: BOB,
+          content: "old question",
+          notes: [],
+        })
+      ).turn;
       await h.bot.stores.turns.finish(turn?.id as string, { outcome: "completed" });
     }
 

@@ -127,7 +127,7 @@ describe("the Ask the assistant shortcut", () => {
     h.slack.seedMessage({ channel: CHANNEL, ts, user: "U0BOB", text: "Budget is 10k" });
     const opened = await openModal({ ts, text: "Budget is 10k", user: "U0BOB" });
     const metadata = (opened.view as { private_metadata: string }).private_metadata;
-    vi.spyOn(h.bot.stores.turns, "create").mockImplementationOnce(() => {
+    vi.spyOn(h.bot.stores.turns, "record").mockImplementationOnce(() => {
       throw new Database.SqliteError("database or disk is full", "SQLITE_FULL");
     });
     await submit(metadata, "Is that enough?");

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 /** The next turn the bot records fails as a full disk makes SQLite fail. */
 function failNextRecord(x: Harness): void {
-  vi.spyOn(x.bot.stores.turns, "create").mockImplementationOnce(() => {
+  vi.spyOn(x.bot.stores.turns, "record").mockImplementationOnce(() => {
     throw new Database.SqliteError("database or disk is full", "SQLITE_FULL");
   });
 }
@@ -61,12 +61,13 @@ describe("a question that cannot be recorded", () => {
   it("HTTP mode: answers 500 when a lookup on the way to the record fails, and the retry is answered once", async () => {
     h = await startHarness();
     const x = h;
-    // The database out of reach for the count of the person's waiting questions.
+    // The database out of reach for the count of the person's waiting questions, read before
+    // the names of the people a message mentions are looked up.
     vi.spyOn(x.bot.bridge, "overLimit").mockRejectedValueOnce(
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
     );
     x.sim.control.enqueueAnswer({ text: "Answered after the lookup failed." });
-    const { ts, event } = mentionEvent(x, "<@UBOT> are you there?");
+    const { ts, event } = mentionEvent(x, "<@UBOT> is <@U0BOB> there?");
 
     const first = await x.post("event", event);
     expect(first.status).toBe(500);

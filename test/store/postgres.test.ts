@@ -190,8 +190,9 @@ describe("the PostgreSQL stores", () => {
     }) as [PostgresStores, PostgresStores];
     const key = { team: "T", channel: "C", threadTs: "1.1" };
     const conversation = await mine.conversations.ensure(key, "asst");
-    const fields = { conversationId: conversation.id, ...key, user: "U1", notes: [] };
-    const turn = (await mine.turns.create({ ...fields, messageTs: "1.1", content: "q" })) as Turn;
+    const fields = { conversation, assistant: "asst", ...key, user: "U1", notes: [] };
+    const turn = (await mine.turns.record({ ...fields, messageTs: "1.1", content: "q" }))
+      .turn as Turn;
     await mine.turns.recordContent(turn.id, {
       serviceContent: "q",
       contextThroughTs: null,

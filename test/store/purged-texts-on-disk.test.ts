@@ -23,12 +23,15 @@ async function answered(
 ): Promise<string> {
   const c = await stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: ts }, "asst");
   const key = { team: "T1", channel: "C1", threadTs: ts, messageTs: ts, user: "U1" };
-  const created = await stores.turns.create({
-    conversationId: c.id,
-    ...key,
-    content: question,
-    notes: [],
-  });
+  const created = (
+    await stores.turns.record({
+      conversation: c,
+      assistant: c.assistantId,
+      ...key,
+      content: question,
+      notes: [],
+    })
+  ).turn;
   const id = created?.id as string;
   const { turns } = stores;
   await turns.recordContent(id, {

@@ -22,7 +22,8 @@ async function turnStatements(): Promise<{ db: Db; statements: string[] }> {
   const key = { team: "T", channel: "C", threadTs: "1.1" };
   const c = await new SqlConversationStore(queries.db).ensure(key, "a");
   const asked = { messageTs: "1.1", user: "U", content: "q", notes: [] };
-  const t = await turns.create({ conversationId: c.id, ...key, ...asked });
+  const t = (await turns.record({ conversation: c, assistant: c.assistantId, ...key, ...asked }))
+    .turn;
   await turns.recordContent(t?.id ?? "", {
     serviceContent: "q",
     contextThroughTs: null,

@@ -130,16 +130,19 @@ describe("the SQLite file", () => {
       { team: "T", channel: "C", threadTs: "1.1" },
       "asst",
     );
-    await first.turns.create({
-      conversationId: c.id,
-      team: "T",
-      channel: "C",
-      threadTs: "1.1",
-      messageTs: "1.1",
-      user: "U1",
-      content: "q",
-      notes: [],
-    });
+    (
+      await first.turns.record({
+        conversation: c,
+        assistant: c.assistantId,
+        team: "T",
+        channel: "C",
+        threadTs: "1.1",
+        messageTs: "1.1",
+        user: "U1",
+        content: "q",
+        notes: [],
+      })
+    ).turn;
     await first.close();
     const db = openDatabase(path);
     db.exec("UPDATE turns SET author_team = NULL");

@@ -36,15 +36,18 @@ const KEY = { team: "T", channel: "C", threadTs: "1.1" };
 
 async function newTurn(stores: Stores, messageTs: string, user = "U1") {
   const c = await stores.conversations.ensure(KEY, "asst");
-  return await stores.turns.create({
-    conversationId: c.id,
-    ...KEY,
-    messageTs,
-    user,
-    content: `question ${messageTs}`,
-    files: [SHARED],
-    notes: ["files"],
-  });
+  return (
+    await stores.turns.record({
+      conversation: c,
+      assistant: c.assistantId,
+      ...KEY,
+      messageTs,
+      user,
+      content: `question ${messageTs}`,
+      files: [SHARED],
+      notes: ["files"],
+    })
+  ).turn;
 }
 
 /** A file the question's message carried, as Slack describes it. */
@@ -135,19 +138,85 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect((await stores.turns.byMessage("T", "C", "1.1"))?.id).toBe(turn?.id);
   });
 
+  it("records a question with its thread's conversation, made by the same write when new", async () => {
+    const { turns, conversations } = open();
+    const ask = (messageTs: string) =>
+      turns.record({ assistant: "asst", ...KEY, messageTs, user: "U1", content: "q", notes: [] });
+    const first = await ask("1.1");
+    expect(first.overLimit).toBe(false);
+    expect(first.conversation).toMatchObject({
+      ...KEY,
+      assistantId: "asst",
+      serviceThreadId: null,
+    });
+    expect(first.turn).toMatchObject({
+      conversationId: first.conversation.id,
+      messageTs: "1.1",
+      state: "received",
+      content: "q",
+    });
+    expect(await conversations.find(KEY)).toEqual(first.conversation);
+    // A retry of the message: no second turn, the same conversation.
+    const again = await ask("1.1");
+    expect(again).toEqual({ conversation: first.conversation, turn: undefined, overLimit: false });
+    // A reply in the thread, recorded without the conversation found first.
+    const reply = await ask("1.2");
+    expect(reply.conversation).toEqual(first.conversation);
+    expect(await turns.byId(reply.turn?.id ?? "")).toEqual(reply.turn);
+  });
+
+  it("records a question of an asker at the limit refused: finished, without its text or files", async () => {
+    const { turns } = open();
+    const ask = (messageTs: string, limit: number, user = "U1") =>
+      turns.record({
+        assistant: "asst",
+        limit,
+        ...KEY,
+        messageTs,
+        user,
+        content: `secret ${messageTs}`,
+        files: [SHARED],
+        notes: [],
+      });
+    expect((await ask("1.1", 1)).overLimit).toBe(false);
+    const refused = await ask("1.2", 1);
+    expect(refused.overLimit).toBe(true);
+    expect(refused.turn).toMatchObject({
+      state: "finished",
+      outcome: "error",
+      content: "",
+      files: [],
+    });
+    expect(await turns.byId(refused.turn?.id ?? "")).toEqual(refused.turn);
+    // Another person has a limit of their own; a retry of the refused message is a duplicate.
+    expect((await ask("1.3", 1, "U2")).overLimit).toBe(false);
+    expect(await ask("1.2", 1)).toMatchObject({ turn: undefined, overLimit: false });
+    // The refused turn is finished, so it does not count: one unfinished turn is under two.
+    expect((await ask("1.4", 2)).turn).toMatchObject({ state: "received", content: "secret 1.4" });
+  });
+
   it("keeps the asking person's organisation apart from the workspace that keys the turn", async () => {
     const stores = open();
     const c = await stores.conversations.ensure(KEY, "asst");
-    const fields = { conversationId: c.id, ...KEY, user: "U9", content: "q", notes: [] };
-    const external = await stores.turns.create({
-      ...fields,
-      messageTs: "2.1",
-      authorTeam: "TPARTNER",
-    });
+    const fields = {
+      conversation: c,
+      assistant: "asst",
+      ...KEY,
+      user: "U9",
+      content: "q",
+      notes: [],
+    };
+    const external = (
+      await stores.turns.record({
+        ...fields,
+        messageTs: "2.1",
+        authorTeam: "TPARTNER",
+      })
+    ).turn;
     expect(external).toMatchObject({ team: "T", authorTeam: "TPARTNER" });
     expect((await stores.turns.byMessage("T", "C", "2.1"))?.authorTeam).toBe("TPARTNER");
     // A person of the workspace itself: the author's team is the workspace's.
-    expect((await stores.turns.create({ ...fields, messageTs: "2.2" }))?.authorTeam).toBe("T");
+    expect((await stores.turns.record({ ...fields, messageTs: "2.2" })).turn?.authorTeam).toBe("T");
   });
 
   it("lists the conversations a person asked in, in their workspace only, each once", async () => {
@@ -155,14 +224,17 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const { conversations, turns } = stores;
     const ask = async (key: typeof KEY, messageTs: string, user: string) => {
       const c = await conversations.ensure(key, "asst");
-      await turns.create({
-        conversationId: c.id,
-        ...key,
-        messageTs,
-        user,
-        content: "q",
-        notes: [],
-      });
+      (
+        await turns.record({
+          conversation: c,
+          assistant: c.assistantId,
+          ...key,
+          messageTs,
+          user,
+          content: "q",
+          notes: [],
+        })
+      ).turn;
       return c.id;
     };
     const first = await ask(KEY, "1.1", "U1");
@@ -421,14 +493,17 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const first = (await newTurn(stores, "1.1"))?.id as string;
     const second = (await newTurn(stores, "1.2"))?.id as string;
     const elsewhere = await stores.conversations.ensure({ ...KEY, threadTs: "2.2" }, "asst");
-    await stores.turns.create({
-      conversationId: elsewhere.id,
-      ...KEY,
-      messageTs: "2.2",
-      user: "U1",
-      content: "q",
-      notes: [],
-    });
+    (
+      await stores.turns.record({
+        conversation: elsewhere,
+        assistant: elsewhere.assistantId,
+        ...KEY,
+        messageTs: "2.2",
+        user: "U1",
+        content: "q",
+        notes: [],
+      })
+    ).turn;
     const third = (await newTurn(stores, "1.3"))?.id as string;
     await turns.finish(first, { outcome: "completed" });
     const conversation = (await stores.conversations.find(KEY))?.id as number;
@@ -519,15 +594,18 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const { conversations, turns, leases } = stores;
     const ask = async (threadTs: string, messageTs: string) => {
       const c = await conversations.ensure({ ...KEY, threadTs }, "asst");
-      const turn = await turns.create({
-        conversationId: c.id,
-        ...KEY,
-        threadTs,
-        messageTs,
-        user: "U1",
-        content: "q",
-        notes: [],
-      });
+      const turn = (
+        await turns.record({
+          conversation: c,
+          assistant: c.assistantId,
+          ...KEY,
+          threadTs,
+          messageTs,
+          user: "U1",
+          content: "q",
+          notes: [],
+        })
+      ).turn;
       return { conversation: c.id, turn: turn?.id as string };
     };
     const a = await ask("1.1", "1.1");

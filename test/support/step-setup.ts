@@ -17,16 +17,19 @@ export async function stepSetup() {
   await stores.conversations.setServiceThread(c.id, "thread-9", "shared");
   let n = 0;
   const turn = async (content = "What is up?"): Promise<Turn> =>
-    (await stores.turns.create({
-      conversationId: c.id,
-      team: "T1",
-      channel: "C1",
-      threadTs: "1.1",
-      messageTs: `1.${++n}`,
-      user: "U1",
-      content,
-      notes: [],
-    })) as Turn;
+    (
+      await stores.turns.record({
+        conversation: c,
+        assistant: c.assistantId,
+        team: "T1",
+        channel: "C1",
+        threadTs: "1.1",
+        messageTs: `1.${++n}`,
+        user: "U1",
+        content,
+        notes: [],
+      })
+    ).turn as Turn;
   /** The context a step gets for `t` (the outage policy gives up at once). */
   const context = async (t: Turn): Promise<StepContext> => {
     const life = new TurnLife(t, new TurnReply(replies, stores.turns, t));

@@ -1,9 +1,9 @@
-import type { ExpressionBuilder, Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely, QueryCreator } from "kysely";
 import { toConversation } from "../rows.js";
 import type { AssistantPick, Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Schema } from "./schema.js";
 
-const COLUMNS = [
+export const CONVERSATION_COLUMNS = [
   "id",
   "team",
   "channel",
@@ -24,7 +24,7 @@ export class SqlConversationStore implements ConversationStore {
   async find(key: ConversationKey): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(COLUMNS)
+      .select(CONVERSATION_COLUMNS)
       .where("team", "=", key.team)
       .where("channel", "=", key.channel)
       .where("thread_ts", "=", key.threadTs)
@@ -35,7 +35,7 @@ export class SqlConversationStore implements ConversationStore {
   async byId(id: number): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(COLUMNS)
+      .select(CONVERSATION_COLUMNS)
       .where("id", "=", id)
       .executeTakeFirst();
     return row && toConversation(row);
@@ -44,7 +44,7 @@ export class SqlConversationStore implements ConversationStore {
   async byServiceThread(serviceThreadId: string): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(COLUMNS)
+      .select(CONVERSATION_COLUMNS)
       .where("service_thread_id", "=", serviceThreadId)
       .limit(1)
       .executeTakeFirst();
@@ -52,27 +52,13 @@ export class SqlConversationStore implements ConversationStore {
   }
 
   /**
-   * The thread's conversation, made if new. Another replica may record the same thread at the
-   * same moment: the insert then does nothing (the thread's unique key), and the read that
-   * follows finds that replica's row. A pick's choice is read by the insert itself.
+   * The thread's conversation, made if new: one statement (`conversationUpsert`), whether this
+   * call made it or another (a replica recording the same thread at the same moment) did.
    */
   async ensure(key: ConversationKey, assistant: string | AssistantPick): Promise<Conversation> {
-    const created = await this.db
-      .insertInto("conversations")
-      .values((eb) => ({
-        team: key.team,
-        channel: key.channel,
-        thread_ts: key.threadTs,
-        assistant_id: typeof assistant === "string" ? assistant : picked(eb, key.team, assistant),
-        created_at: this.now(),
-      }))
-      .onConflict((conflict) => conflict.columns(["team", "channel", "thread_ts"]).doNothing())
-      .returning(COLUMNS)
-      .executeTakeFirst();
-    if (created) return toConversation(created);
-    const found = await this.find(key);
-    if (!found) throw new Error("the conversation was neither recorded nor found");
-    return found;
+    const row = await conversationUpsert(this.db, key, assistant, this.now()).executeTakeFirst();
+    if (!row) throw new Error("the conversation was neither recorded nor found");
+    return toConversation(row);
   }
 
   /** Set once: the write holds only while no service thread is set (a second keeps the first). */
@@ -86,7 +72,7 @@ export class SqlConversationStore implements ConversationStore {
       .set({ service_thread_id: serviceThreadId, service_thread_owner: owner })
       .where("id", "=", id)
       .where("service_thread_id", "is", null)
-      .returning(COLUMNS)
+      .returning(CONVERSATION_COLUMNS)
       .executeTakeFirst();
     return set ? toConversation(set) : this.byId(id);
   }
@@ -98,6 +84,35 @@ export class SqlConversationStore implements ConversationStore {
       .where("id", "=", id)
       .execute();
   }
+}
+
+/**
+ * The insert of a thread's conversation that returns its row, new or not: on the thread's
+ * unique key it updates nothing (sets a column to its own value), so that the row already
+ * there, whoever recorded it, is returned by the same statement. A pick's choice is read by the
+ * insert itself. Built over `db` or a WITH's query creator (turns.ts `record`).
+ */
+export function conversationUpsert(
+  db: QueryCreator<Schema>,
+  key: ConversationKey,
+  assistant: string | AssistantPick,
+  now: number,
+) {
+  return db
+    .insertInto("conversations")
+    .values((eb) => ({
+      team: key.team,
+      channel: key.channel,
+      thread_ts: key.threadTs,
+      assistant_id: typeof assistant === "string" ? assistant : picked(eb, key.team, assistant),
+      created_at: now,
+    }))
+    .onConflict((conflict) =>
+      conflict
+        .columns(["team", "channel", "thread_ts"])
+        .doUpdateSet((eb) => ({ team: eb.ref("excluded.team") })),
+    )
+    .returning(CONVERSATION_COLUMNS);
 }
 
 /** The choice for the pick's place in this workspace if it is listed, else the pick's default. */

@@ -24,4 +24,9 @@ export interface SqlDatabase {
    * it keeps no page image of the texts removed; PostgreSQL: nothing (its operator's VACUUM).
    */
   afterPurge(): Promise<void>;
+  /**
+   * Whether a WITH may hold an INSERT (PostgreSQL's data-modifying WITH), so that writes to
+   * two tables go in one statement, one round trip; SQLite runs them one after the other.
+   */
+  writesInWith: boolean;
 }

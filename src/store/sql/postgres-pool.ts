@@ -111,6 +111,7 @@ export function postgresDatabase(
     db,
     arrival: "seq",
     unfinishedByPerson: sql.raw("turns"),
+    writesInWith: true,
     afterPurge: async () => undefined,
   };
 }

@@ -22,6 +22,7 @@ export function sqliteDatabase(
     }),
     arrival: "rowid",
     unfinishedByPerson: sql.raw("turns INDEXED BY turns_unfinished_by_person"),
+    writesInWith: false,
     afterPurge: async () => truncateWal(file),
   };
 }

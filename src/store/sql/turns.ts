@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { type Insertable, sql } from "kysely";
-import type { TurnStore } from "../stores.js";
+import { type Insertable, type QueryCreator, type RawBuilder, sql } from "kysely";
+import { toConversation } from "../rows.js";
+import type { Conversation, NewQuestion, RecordedQuestion, TurnStore } from "../stores.js";
 import {
   applyTurnEvent,
   IllegalTransition,
-  type NewTurn,
   receivedTurn,
   type Turn,
   type TurnEvent,
@@ -12,8 +12,9 @@ import {
 import { TurnEvents } from "../turn-events.js";
 import { CHANGEABLE, type TurnRow, toChange, toNewRow, toTurn } from "../turn-rows.js";
 import { type TurnVersion, TurnVersions } from "../turn-versions.js";
+import { conversationUpsert } from "./conversations.js";
 import type { SqlDatabase } from "./dialect.js";
-import type { TurnsTable } from "./schema.js";
+import type { Schema, TurnsTable } from "./schema.js";
 
 /**
  * Written into the statement, not bound: the partial indexes hold only unfinished (or only
@@ -53,20 +54,92 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     return sql.ref(this.sqlDb.arrival);
   }
 
-  async create(input: NewTurn): Promise<Turn | undefined> {
-    const turn = receivedTurn(input, randomUUID(), this.now());
+  async record(question: NewQuestion): Promise<RecordedQuestion> {
+    const { conversation: found, assistant, limit, ...input } = question;
+    const key = { team: input.team, channel: input.channel, threadTs: input.threadTs };
+    const now = this.now();
+    const id = randomUUID();
+    if (!found && this.sqlDb.writesInWith) {
+      // The conversation and the turn in one statement: the turn reads the conversation's id
+      // from the upsert's own row.
+      const row = await this.db
+        .with("c", (db) => conversationUpsert(db, key, assistant, now))
+        .with("t", (db) =>
+          // As the table's own statement: the turn refers to the conversation by `c` in raw SQL.
+          this.insert(
+            db as unknown as QueryCreator<Schema>,
+            received(id, 0),
+            limit,
+            sql`(SELECT id FROM c)`,
+          ),
+        )
+        .selectFrom("c")
+        .selectAll()
+        .select((eb) => eb.selectFrom("t").select("state").as("recorded"))
+        .executeTakeFirstOrThrow();
+      const { recorded, ...conversation } = row;
+      return this.recorded(toConversation(conversation), received(id, row.id), recorded);
+    }
+    const conversation =
+      found ??
+      toConversation(
+        await conversationUpsert(this.db, key, assistant, now).executeTakeFirstOrThrow(),
+      );
+    const turn = received(id, conversation.id);
+    const inserted = await this.insert(this.db, turn, limit, conversation.id).executeTakeFirst();
+    return this.recorded(conversation, turn, inserted?.state ?? null);
+
+    function received(turnId: string, conversationId: number): Turn {
+      return receivedTurn({ ...input, conversationId }, turnId, now);
+    }
+  }
+
+  /**
+   * The insert of a new turn, as `turn` says, in the conversation `conversationId` (its id, or
+   * an expression of it). An asker with `limit` unfinished turns already is refused in the same
+   * insert: the turn is recorded finished, without its text or files (RecordedQuestion). No row
+   * is returned when the Slack message has a turn already; else its state.
+   */
+  private insert(
+    db: QueryCreator<Schema>,
+    turn: Turn,
+    limit: number | undefined,
+    conversationId: number | RawBuilder<unknown>,
+  ) {
+    const over =
+      limit === undefined
+        ? sql<boolean>`FALSE`
+        : sql<boolean>`(${this.unfinishedCount(turn.team, turn.user)}) >= ${limit}`;
+    const refused = sql`(SELECT refused FROM n)`;
     const row = toNewRow(turn);
-    const inserted = await this.db
+    return db
+      .with("n", (q) => q.selectNoFrom(over.as("refused")))
       .insertInto("turns")
-      .values({ ...row, state: "received", updated_at: turn.createdAt } as Insertable<TurnsTable>)
+      .values({
+        ...row,
+        conversation_id: conversationId,
+        content: sql`CASE WHEN ${refused} THEN '' ELSE ${row.content} END`,
+        files: sql`CASE WHEN ${refused} THEN '[]' ELSE ${row.files} END`,
+        state: sql`CASE WHEN ${refused} THEN ${FINISHED} ELSE 'received' END`,
+        outcome: sql`CASE WHEN ${refused} THEN 'error' END`,
+        updated_at: turn.createdAt,
+      } as Insertable<TurnsTable>)
       .onConflict((conflict) => conflict.columns(["team", "channel", "message_ts"]).doNothing())
-      .returning("id")
-      .executeTakeFirst();
-    // The turn as inserted, not read back: undefined when another delivery of this Slack
-    // message (a retry, another replica's) recorded it first.
-    if (!inserted) return undefined;
-    this.versions.keep({ turn, updatedAt: turn.createdAt });
-    return turn;
+      .returning("state");
+  }
+
+  /**
+   * The turn as inserted, not read back (`state` null: another delivery of this Slack message,
+   * a retry or another replica's, recorded it first).
+   */
+  private recorded(conversation: Conversation, turn: Turn, state: string | null): RecordedQuestion {
+    if (state === null) return { conversation, turn: undefined, overLimit: false };
+    const overLimit = state === "finished";
+    const kept: Turn = overLimit
+      ? { ...turn, content: "", files: [], state: "finished", outcome: "error" }
+      : turn;
+    this.versions.keep({ turn: kept, updatedAt: kept.createdAt });
+    return { conversation, turn: kept, overLimit };
   }
 
   async byId(id: string): Promise<Turn | undefined> {
@@ -141,11 +214,16 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   async unfinishedCountBy(team: string, user: string): Promise<number> {
-    // One statement for both; only its table clause is the dialect's (sql/dialect.ts).
-    const { rows } = await sql<{ n: number | string }>`SELECT COUNT(*) AS n
-      FROM ${this.sqlDb.unfinishedByPerson}
-      WHERE team = ${team} AND "user" = ${user} AND state <> 'finished'`.execute(this.db);
+    const { rows } = await sql<{ n: number | string }>`${this.unfinishedCount(team, user)}`.execute(
+      this.db,
+    );
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** SQL: the count `n` of a person's unfinished turns; only its table clause is the dialect's. */
+  private unfinishedCount(team: string, user: string) {
+    return sql`SELECT COUNT(*) AS n FROM ${this.sqlDb.unfinishedByPerson}
+      WHERE team = ${team} AND "user" = ${user} AND state <> ${FINISHED}`;
   }
 
   async conversationsAskedIn(team: string, user: string): Promise<number[]> {

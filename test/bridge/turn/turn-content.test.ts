@@ -68,17 +68,20 @@ async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
     budgetChars,
   });
   const turn = async (messageTs: string, text: string, shared: SharedFile[] = []): Promise<Turn> =>
-    (await turns.create({
-      conversationId: conversation.id,
-      team: "T",
-      channel: "C",
-      threadTs: THREAD,
-      messageTs,
-      user: "U1",
-      content: text,
-      files: shared,
-      notes: [],
-    })) as Turn;
+    (
+      await turns.record({
+        conversation: conversation,
+        assistant: conversation.assistantId,
+        team: "T",
+        channel: "C",
+        threadTs: THREAD,
+        messageTs,
+        user: "U1",
+        content: text,
+        files: shared,
+        notes: [],
+      })
+    ).turn as Turn;
   const fresh = async () => (await conversations.byId(conversation.id)) as Conversation;
   /** Runs the compose step on `t`; the text it fixed, and the turn as recorded. */
   const compose = async (t: Turn) => {

@@ -10,16 +10,19 @@ async function setup(
 ) {
   const { turns, conversations } = memoryStores();
   const c = await conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "a");
-  const created = (await turns.create({
-    conversationId: c.id,
-    team: "T",
-    channel: "C",
-    threadTs: "1.1",
-    messageTs: "1.1",
-    user: "U1",
-    content: "q",
-    notes: ["a note"],
-  })) as Turn;
+  const created = (
+    await turns.record({
+      conversation: c,
+      assistant: c.assistantId,
+      team: "T",
+      channel: "C",
+      threadTs: "1.1",
+      messageTs: "1.1",
+      user: "U1",
+      content: "q",
+      notes: ["a note"],
+    })
+  ).turn as Turn;
   await prepare?.(turns, created.id);
   const replies = new FakeReplies();
   let firstText = 0;

@@ -22,14 +22,17 @@ async function setup() {
   });
   const conversation = await conversations.ensure(KEY, "asst-1");
   const turn = async (text = "What is up?"): Promise<Turn> =>
-    (await turns.create({
-      conversationId: conversation.id,
-      ...KEY,
-      messageTs: KEY.threadTs,
-      user: "U1",
-      content: text,
-      notes: [],
-    })) as Turn;
+    (
+      await turns.record({
+        conversation: conversation,
+        assistant: conversation.assistantId,
+        ...KEY,
+        messageTs: KEY.threadTs,
+        user: "U1",
+        content: text,
+        notes: [],
+      })
+    ).turn as Turn;
   const live = async (t: Turn): Promise<TurnLife> =>
     turnLife(replies, turns, (await turns.byId(t.id)) as Turn);
   /** Runs the turn to its end, moving the clock along whenever it waits. */
