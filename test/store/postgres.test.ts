@@ -16,6 +16,7 @@ import { PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStores, type PostgresStores } from "../../src/store/postgres/open.js";
 import { type PostgresPoolOptions, postgresDatabase } from "../../src/store/sql/postgres-pool.js";
+import { SqlTurnStore } from "../../src/store/sql/turns.js";
 import type { Claim } from "../../src/store/stores.js";
 import { IllegalTransition, type Turn } from "../../src/store/turn.js";
 import { postgresStores, postgresUrl, testSchema } from "../support/postgres.js";
@@ -212,6 +213,37 @@ describe("the PostgreSQL stores", () => {
       serviceMessageId: "msg-1",
     });
     expect(await theirs.turns.byId(turn.id)).toMatchObject({ state: "run_starting" });
+  });
+
+  it("record a question that starts a thread, with its conversation, in one statement", async () => {
+    const schema = testSchema();
+    const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+    onTestFinished(async () => await stores.close());
+    await stores.opened;
+    const queries = postgresDatabase(postgresUrl(), { schema });
+    onTestFinished(async () => await queries.close());
+    const statements: string[] = [];
+    const counted = queries.db.withPlugin({
+      transformQuery: ({ node }) => {
+        statements.push(node.kind);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    const turns = new SqlTurnStore({ ...queries, db: counted });
+    const ask = { assistant: "asst", limit: 1, user: "U1", content: "q", notes: [] };
+    const key = { team: "T", channel: "C", threadTs: "1.1", messageTs: "1.1" };
+    const first = await turns.record({ ...key, ...ask });
+    expect(statements).toEqual(["SelectQueryNode"]);
+    // A second question of the thread's asker, past the limit: refused by the same statement.
+    const second = await turns.record({ ...key, messageTs: "1.2", ...ask });
+    expect(statements).toHaveLength(2);
+    expect(second).toMatchObject({ conversation: first.conversation, overLimit: true });
+    expect(await stores.turns.byId(second.turn?.id ?? "")).toMatchObject({
+      state: "finished",
+      content: "",
+    });
+    expect(await stores.conversations.find(key)).toEqual(first.conversation);
   });
 
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
