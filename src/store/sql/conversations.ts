@@ -3,7 +3,7 @@ import { toConversation } from "../rows.js";
 import type { AssistantPick, Conversation, ConversationKey, ConversationStore } from "../stores.js";
 import type { Schema } from "./schema.js";
 
-export const CONVERSATION_COLUMNS = [
+const COLUMNS = [
   "id",
   "team",
   "channel",
@@ -24,7 +24,7 @@ export class SqlConversationStore implements ConversationStore {
   async find(key: ConversationKey): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(CONVERSATION_COLUMNS)
+      .select(COLUMNS)
       .where("team", "=", key.team)
       .where("channel", "=", key.channel)
       .where("thread_ts", "=", key.threadTs)
@@ -35,7 +35,7 @@ export class SqlConversationStore implements ConversationStore {
   async byId(id: number): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(CONVERSATION_COLUMNS)
+      .select(COLUMNS)
       .where("id", "=", id)
       .executeTakeFirst();
     return row && toConversation(row);
@@ -44,7 +44,7 @@ export class SqlConversationStore implements ConversationStore {
   async byServiceThread(serviceThreadId: string): Promise<Conversation | undefined> {
     const row = await this.db
       .selectFrom("conversations")
-      .select(CONVERSATION_COLUMNS)
+      .select(COLUMNS)
       .where("service_thread_id", "=", serviceThreadId)
       .limit(1)
       .executeTakeFirst();
@@ -56,9 +56,8 @@ export class SqlConversationStore implements ConversationStore {
    * call made it or another (a replica recording the same thread at the same moment) did.
    */
   async ensure(key: ConversationKey, assistant: string | AssistantPick): Promise<Conversation> {
-    const row = await conversationUpsert(this.db, key, assistant, this.now()).executeTakeFirst();
-    if (!row) throw new Error("the conversation was neither recorded nor found");
-    return toConversation(row);
+    const row = conversationUpsert(this.db, key, assistant, this.now());
+    return toConversation(await row.executeTakeFirstOrThrow());
   }
 
   /** Set once: the write holds only while no service thread is set (a second keeps the first). */
@@ -72,7 +71,7 @@ export class SqlConversationStore implements ConversationStore {
       .set({ service_thread_id: serviceThreadId, service_thread_owner: owner })
       .where("id", "=", id)
       .where("service_thread_id", "is", null)
-      .returning(CONVERSATION_COLUMNS)
+      .returning(COLUMNS)
       .executeTakeFirst();
     return set ? toConversation(set) : this.byId(id);
   }
@@ -112,7 +111,7 @@ export function conversationUpsert(
         .columns(["team", "channel", "thread_ts"])
         .doUpdateSet((eb) => ({ team: eb.ref("excluded.team") })),
     )
-    .returning(CONVERSATION_COLUMNS);
+    .returning(COLUMNS);
 }
 
 /** The choice for the pick's place in this workspace if it is listed, else the pick's default. */

@@ -56,42 +56,32 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
 
   async record(question: NewQuestion): Promise<RecordedQuestion> {
     const { conversation: found, assistant, limit, ...input } = question;
-    const key = { team: input.team, channel: input.channel, threadTs: input.threadTs };
     const now = this.now();
     const id = randomUUID();
+    const received = (conversationId: number) =>
+      receivedTurn({ ...input, conversationId }, id, now);
+    const key = { team: input.team, channel: input.channel, threadTs: input.threadTs };
+    const upsert = (db: QueryCreator<Schema>) => conversationUpsert(db, key, assistant, now);
     if (!found && this.sqlDb.writesInWith) {
-      // The conversation and the turn in one statement: the turn reads the conversation's id
-      // from the upsert's own row.
+      // The conversation and the turn in one statement: the turn's insert, as it would be on
+      // its own (typed without `c`), reads the conversation's id from the upsert's row.
       const row = await this.db
-        .with("c", (db) => conversationUpsert(db, key, assistant, now))
-        .with("t", (db) =>
-          // As the table's own statement: the turn refers to the conversation by `c` in raw SQL.
-          this.insert(
-            db as unknown as QueryCreator<Schema>,
-            received(id, 0),
-            limit,
-            sql`(SELECT id FROM c)`,
-          ),
-        )
+        .with("c", upsert)
+        .with("t", (db) => {
+          const turns = db as unknown as QueryCreator<Schema>;
+          return this.insert(turns, received(0), limit, sql`(SELECT id FROM c)`);
+        })
         .selectFrom("c")
         .selectAll()
         .select((eb) => eb.selectFrom("t").select("state").as("recorded"))
         .executeTakeFirstOrThrow();
       const { recorded, ...conversation } = row;
-      return this.recorded(toConversation(conversation), received(id, row.id), recorded);
+      return this.recorded(toConversation(conversation), received(row.id), recorded);
     }
-    const conversation =
-      found ??
-      toConversation(
-        await conversationUpsert(this.db, key, assistant, now).executeTakeFirstOrThrow(),
-      );
-    const turn = received(id, conversation.id);
+    const conversation = found ?? toConversation(await upsert(this.db).executeTakeFirstOrThrow());
+    const turn = received(conversation.id);
     const inserted = await this.insert(this.db, turn, limit, conversation.id).executeTakeFirst();
     return this.recorded(conversation, turn, inserted?.state ?? null);
-
-    function received(turnId: string, conversationId: number): Turn {
-      return receivedTurn({ ...input, conversationId }, turnId, now);
-    }
   }
 
   /**
