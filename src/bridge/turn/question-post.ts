@@ -7,9 +7,11 @@ import type { TurnContent } from "./turn-content.js";
 import { callerOf, type StepContext } from "./turn-step.js";
 
 /**
- * The step that posts a turn's question to its service thread exactly once. The attempt
+ * The steps that post a turn's question to its service thread exactly once. The attempt
  * is recorded before it is sent (`posting`); a turn found `posting` (a crash, or a failure
- * after sending) looks for its message in the thread before posting again.
+ * after sending) looks for its message in the thread before posting again. The attempt is
+ * recorded as soon as the question is composed (`attempt`), while the thread may still be
+ * opening, so that the post waits for one round trip less.
  */
 export class QuestionPost {
   constructor(
@@ -21,6 +23,18 @@ export class QuestionPost {
       durable?: () => Promise<void>;
     },
   ) {}
+
+  /**
+   * The post's attempt, recorded (and on the disk) ahead of the post, once the question is
+   * composed: nothing is sent yet, so the post that follows in this run need not look first.
+   */
+  readonly attempt = async (turn: Turn, context: StepContext): Promise<Turn> => {
+    if (turn.state !== "composed") return turn;
+    const attempted = await this.deps.turns.recordPostAttempt(turn.id);
+    await this.deps.durable?.();
+    context.unsentAttempt = true;
+    return attempted;
+  };
 
   readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
     if (turn.serviceMessageId !== null) return turn;
@@ -38,14 +52,19 @@ export class QuestionPost {
     };
     let current = turn;
     return throughOutage(async () => {
-      if (current.state === "posting") {
+      // Recorded by `attempt` and nothing sent since: once only, as the post is about to leave.
+      const unsent = context.unsentAttempt === true;
+      context.unsentAttempt = false;
+      if (current.state === "posting" && !unsent) {
         const found = await this.findPosted(threadId, text, turn.conversationId, context);
         if (found) return recorded(found);
       }
       // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after it
       // looks before posting again.
-      current = await turns.recordPostAttempt(turn.id);
-      await this.deps.durable?.();
+      if (!unsent) {
+        current = await turns.recordPostAttempt(turn.id);
+        await this.deps.durable?.();
+      }
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return recorded(message.id);
     }, context.outage);

@@ -70,11 +70,12 @@ export class TurnRunner {
   constructor(private readonly deps: TurnRunnerDeps) {
     const { service, turns, conversations, settings, content, relay, clock } = deps;
     const { durable = async () => undefined } = deps;
+    const post = new QuestionPost({ service, turns, content, durable });
     this.steps = [
-      // The service thread and the question's text are made side by side: neither needs the
-      // other, and each is a round trip or more.
-      sideBySide(threadOpen(service, conversations), content.step),
-      new QuestionPost({ service, turns, content, durable }).step,
+      // The service thread, and the question's text with its post's attempt, are made side by
+      // side: neither needs the other, and each is a round trip or more.
+      sideBySide(threadOpen(service, conversations), inTurn(content.step, post.attempt)),
+      post.step,
       replyNear,
       new RunStart({ service, turns, settings, clock, durable }).step,
     ];
@@ -289,6 +290,11 @@ export class TurnRunner {
       return false;
     }
   }
+}
+
+/** Two steps of the same record, the second on the turn as the first leaves it. */
+function inTurn(first: TurnStep, second: TurnStep): TurnStep {
+  return async (turn, context) => second(await first(turn, context), context);
 }
 
 /**

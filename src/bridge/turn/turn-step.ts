@@ -13,6 +13,11 @@ export interface StepContext {
   outage: OutageOptions;
   /** Whose turn it is: the fairness key in the service budget. */
   party: string;
+  /**
+   * The question's post attempt was recorded by this run of the turn, and nothing has been
+   * sent since (QuestionPost.attempt): the post needs no look for an earlier one.
+   */
+  unsentAttempt?: boolean;
 }
 
 /**

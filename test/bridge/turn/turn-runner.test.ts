@@ -66,17 +66,24 @@ const names = (calls: ServiceCall[]) => calls.map((c) => c.call);
 const EVERY_CALL = ["openThread", "postMessage", "startRun", "streamRun", "getRun"];
 
 describe("the turn runner", () => {
-  it("composes the question's text while the conversation's service thread is being opened", async () => {
+  it("composes the question's text and records its post's attempt while the service thread is being opened", async () => {
     const s = await setup();
     const t = await s.turn();
     const opening = s.service.hold("openThread");
     const done = s.finish(await s.live(t));
     await opening.entered;
-    // The thread's opening is still held: the question's text is recorded all the same.
-    await vi.waitFor(async () => expect((await s.turns.byId(t.id))?.state).toBe("composed"));
+    // The thread's opening is still held: the question's text and the attempt to post it are
+    // recorded all the same.
+    await vi.waitFor(async () =>
+      expect(await s.turns.byId(t.id)).toMatchObject({
+        state: "posting",
+        serviceContent: "What is up?",
+      }),
+    );
     expect((await s.conversations.byId(s.conversation.id))?.serviceThreadId).toBeNull();
     opening.release();
     expect((await done).outcome).toBe("completed");
+    // Nothing had been sent: the post went without looking for an earlier one (listMessages).
     expect(names(s.service.calls)).toEqual(EVERY_CALL);
   });
 
