@@ -21,12 +21,10 @@ async function answered(
   question: string,
   error: string | null,
 ): Promise<string> {
-  const c = await stores.conversations.ensure({ team: "T1", channel: "C1", threadTs: ts }, "asst");
   const key = { team: "T1", channel: "C1", threadTs: ts, messageTs: ts, user: "U1" };
   const created = (
     await stores.turns.record({
-      conversation: c,
-      assistant: c.assistantId,
+      assistant: "asst",
       ...key,
       content: question,
       notes: [],

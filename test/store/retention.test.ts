@@ -29,8 +29,7 @@ function setUp(options: Partial<RetentionOptions> = {}) {
 
 /** A turn for the Slack message `ts`, finished at once unless `finished` is false. */
 async function turn(stores: Stores, ts: string, finished = true): Promise<string> {
-  const c = await stores.conversations.ensure(KEY, "asst");
-  const input = { conversation: c, assistant: "asst", ...KEY, messageTs: ts, user: "U1" };
+  const input = { assistant: "asst", ...KEY, messageTs: ts, user: "U1" };
   const created = (await stores.turns.record({ ...input, content: `question ${ts}`, notes: [] }))
     .turn;
   const id = created?.id as string;

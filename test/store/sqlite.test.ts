@@ -126,23 +126,16 @@ describe("the SQLite file", () => {
   it("reads turns recorded before the author's team was kept as asked from their own team", async () => {
     const path = join(tempDir(), "bridge.db");
     const first = openSqliteStores(path, () => 1_000);
-    const c = await first.conversations.ensure(
-      { team: "T", channel: "C", threadTs: "1.1" },
-      "asst",
-    );
-    (
-      await first.turns.record({
-        conversation: c,
-        assistant: c.assistantId,
-        team: "T",
-        channel: "C",
-        threadTs: "1.1",
-        messageTs: "1.1",
-        user: "U1",
-        content: "q",
-        notes: [],
-      })
-    ).turn;
+    await first.turns.record({
+      assistant: "asst",
+      team: "T",
+      channel: "C",
+      threadTs: "1.1",
+      messageTs: "1.1",
+      user: "U1",
+      content: "q",
+      notes: [],
+    });
     await first.close();
     const db = openDatabase(path);
     db.exec("UPDATE turns SET author_team = NULL");

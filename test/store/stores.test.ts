@@ -35,11 +35,9 @@ const implementations: [string, (now?: () => number) => Stores][] = [
 const KEY = { team: "T", channel: "C", threadTs: "1.1" };
 
 async function newTurn(stores: Stores, messageTs: string, user = "U1") {
-  const c = await stores.conversations.ensure(KEY, "asst");
   return (
     await stores.turns.record({
-      conversation: c,
-      assistant: c.assistantId,
+      assistant: "asst",
       ...KEY,
       messageTs,
       user,

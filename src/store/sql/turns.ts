@@ -204,15 +204,13 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   async unfinishedCountBy(team: string, user: string): Promise<number> {
-    const { rows } = await sql<{ n: number | string }>`${this.unfinishedCount(team, user)}`.execute(
-      this.db,
-    );
+    const { rows } = await this.unfinishedCount(team, user).execute(this.db);
     return Number(rows[0]?.n ?? 0);
   }
 
   /** SQL: the count `n` of a person's unfinished turns; only its table clause is the dialect's. */
   private unfinishedCount(team: string, user: string) {
-    return sql`SELECT COUNT(*) AS n FROM ${this.sqlDb.unfinishedByPerson}
+    return sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${this.sqlDb.unfinishedByPerson}
       WHERE team = ${team} AND "user" = ${user} AND state <> ${FINISHED}`;
   }
 

@@ -8,12 +8,10 @@ import { FakeReplies } from "../../support/fake-replies.js";
 async function setup(
   prepare?: (turns: ReturnType<typeof memoryStores>["turns"], id: string) => Promise<unknown>,
 ) {
-  const { turns, conversations } = memoryStores();
-  const c = await conversations.ensure({ team: "T", channel: "C", threadTs: "1.1" }, "a");
+  const { turns } = memoryStores();
   const created = (
     await turns.record({
-      conversation: c,
-      assistant: c.assistantId,
+      assistant: "a",
       team: "T",
       channel: "C",
       threadTs: "1.1",
