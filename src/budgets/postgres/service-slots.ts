@@ -24,9 +24,10 @@ export interface SharedSlotOptions {
  * The service budget's slots of one (token, kind) in `budget_slots`, shared by replicas: a
  * slot is held from its ticket's ready until its release, then counts one hold more (as in
  * memory, slot-window.ts). Taking them is one statement under the key's lock, made one round
- * trip ahead of the tickets (ahead.ts), for as many as wait, and as many more as went since
- * the last take (at most the limit's average over IN_HAND_MS): under load the next tickets
- * find their slots in hand, and once half of those in hand are spent the next are asked for.
+ * trip ahead of the tickets (ahead.ts), for as many as wait and as many more as may be held
+ * ahead (the limit's average over IN_HAND_MS): a burst from rest finds its next slots in hand
+ * after one round trip, instead of growing its takes one round trip at a time, and once half
+ * of those in hand are spent the next are asked for.
  * `changed` wakes the lane when a take lands; a slot in hand that no ticket wants within
  * IN_HAND_MS is released. Releases are not waited for, and go together while one is on its
  * way (SlotTable.release). The view is the slots as last read (again in the background when
@@ -45,7 +46,7 @@ export class PostgresSlotWindow implements SlotWindow {
    * minute), so that what one replica holds ahead never keeps the others long.
    */
   private readonly aheadMax: number;
-  /** Slots spent since the last take was asked: what the next one takes ahead. */
+  /** Slots spent since the last take was asked: while none is, no take is asked ahead. */
   private spentSinceAsked = 0;
   /** Cancels the timer that lets the slots in hand go once no ticket wanted them. */
   private cancelLetGo: (() => void) | undefined;
@@ -131,22 +132,22 @@ export class PostgresSlotWindow implements SlotWindow {
 
   /** Asks for `wanted` slots and those taken ahead, unless a take is in hand, on its way or refused. */
   private ask(now: number, wanted: number): void {
-    this.takes.ask(now, () => this.take(now, wanted + this.ahead()));
-  }
-
-  /** Asks for the `waiting` tickets that those in hand do not cover, and those taken ahead. */
-  private askAhead(now: number, waiting: number, inHand: number): void {
-    const uncovered = Math.max(0, waiting - inHand);
-    if (uncovered + Math.min(this.spentSinceAsked, this.aheadMax) === 0) return;
-    this.takes.askAhead(now, () => this.take(now, uncovered + this.ahead()));
+    this.takes.ask(now, () => this.take(now, wanted + this.asked(this.aheadMax)));
   }
 
   /**
-   * How many to take ahead, as the take is sent: as many as went since the last one was,
-   * within aheadMax.
+   * Asks for the `waiting` tickets that those in hand do not cover, and as many more as make
+   * those held ahead up to aheadMax once they land.
    */
-  private ahead(): number {
-    const ahead = Math.min(this.spentSinceAsked, this.aheadMax);
+  private askAhead(now: number, waiting: number, inHand: number): void {
+    const uncovered = Math.max(0, waiting - inHand);
+    const ahead = Math.max(0, this.aheadMax - Math.max(0, inHand - waiting));
+    if (uncovered + ahead === 0) return;
+    this.takes.askAhead(now, () => this.take(now, uncovered + this.asked(ahead)));
+  }
+
+  /** `ahead`, as a take is sent: counting what is spent from now on. */
+  private asked(ahead: number): number {
     this.spentSinceAsked = 0;
     return ahead;
   }

@@ -131,31 +131,32 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     const ready = readiness(staying);
     await clock.advance(0);
     expect(ready()).toEqual(staying);
-    // The first asked alone, as it came; the nine behind it and one ahead (for the one that
-    // went) in one statement; five ahead once half of those were spent.
-    expect(statements()).toBe(3);
-    expect(await counting_(replica, clock.now())).toBe(16);
+    // The first asked with as many ahead as may be held (19: 600 a minute's average over
+    // IN_HAND_MS), which the eleven behind it found in hand; once half of those were spent,
+    // as many more as make 19 ahead again.
+    expect(statements()).toBe(2);
+    expect(await counting_(replica, clock.now())).toBe(10 + 19);
     // Nobody wanted the six left in hand: they free, and the ten in flight still count.
     await clock.advance(IN_HAND_MS + 1);
     expect(await counting_(replica, clock.now())).toBe(10);
   });
 
-  it("takes ahead as many slots as went since the last take, so that the next tickets go at once", async () => {
+  it("takes ahead as many slots as may be held, so that the next tickets go at once", async () => {
     const { replica, budget, clock, statements } = await counting("budget_take_slots");
     const burst = Array.from({ length: 30 }, () => budget.take(USER, "request"));
     const readyBurst = readiness(burst);
     await clock.advance(0);
     expect(readyBurst()).toHaveLength(30);
-    // The first alone; the 29 behind it and one ahead; then, once half of those were spent,
-    // fifteen ahead for the fifteen that went.
-    expect(statements()).toBe(3);
+    // The first with 19 ahead; once half of those were spent, the ten they did not cover and 19
+    // ahead again.
+    expect(statements()).toBe(2);
     const next = Array.from({ length: 9 }, () => budget.take(USER, "request"));
     const readyNext = readiness(next);
     await new Promise((resolve) => setImmediate(resolve));
-    // Their slots were in hand: they went without waiting for a statement, and the next ahead
-    // were asked for as they went.
+    // Their slots were in hand: they went without waiting for a statement, and those ahead were
+    // made up again as they went.
     expect(readyNext()).toHaveLength(9);
-    expect(statements()).toBe(4);
+    expect(statements()).toBe(3);
     // Those no ticket wanted are let go: only the 39 in flight are held.
     await clock.advance(IN_HAND_MS + 1);
     const held = await replica.query<{ n: number }>(
@@ -174,8 +175,8 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     expect(statements()).toBe(2);
     const held = () =>
       replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
-    // The six taken ahead are held until it is clear nobody wants them.
-    expect(await held()).toEqual([{ n: 6 }]);
+    // The 19 taken ahead are held until it is clear nobody wants them.
+    expect(await held()).toEqual([{ n: 19 }]);
     await clock.advance(IN_HAND_MS + 1);
     expect(await held()).toEqual([{ n: 0 }]);
   });
