@@ -46,7 +46,10 @@ export class PostgresSlotWindow implements SlotWindow {
    * minute), so that what one replica holds ahead never keeps the others long.
    */
   private readonly aheadMax: number;
-  /** Slots spent since the last take was asked: while none is, no take is asked ahead. */
+  /**
+   * Slots spent since the last take was asked: once as many as are left in hand, the next are
+   * asked for.
+   */
   private spentSinceAsked = 0;
   /** Cancels the timer that lets the slots in hand go once no ticket wanted them. */
   private cancelLetGo: (() => void) | undefined;

@@ -136,7 +136,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     // as many more as make 19 ahead again.
     expect(statements()).toBe(2);
     expect(await counting_(replica, clock.now())).toBe(10 + 19);
-    // Nobody wanted the six left in hand: they free, and the ten in flight still count.
+    // Nobody wanted the 19 left in hand: they free, and the ten in flight still count.
     await clock.advance(IN_HAND_MS + 1);
     expect(await counting_(replica, clock.now())).toBe(10);
   });
