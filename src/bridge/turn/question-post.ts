@@ -30,8 +30,7 @@ export class QuestionPost {
    */
   readonly attempt = async (turn: Turn, context: StepContext): Promise<Turn> => {
     if (turn.state !== "composed") return turn;
-    const attempted = await this.deps.turns.recordPostAttempt(turn.id);
-    await this.deps.durable?.();
+    const attempted = await this.recordAttempt(turn.id);
     context.unsentAttempt = true;
     return attempted;
   };
@@ -52,23 +51,29 @@ export class QuestionPost {
     };
     let current = turn;
     return throughOutage(async () => {
-      // Recorded by `attempt` and nothing sent since: once only, as the post is about to leave.
+      // Recorded by `attempt` and nothing sent since (told once only): no look, no record.
       const unsent = context.unsentAttempt === true;
       context.unsentAttempt = false;
-      if (current.state === "posting" && !unsent) {
-        const found = await this.findPosted(threadId, text, turn.conversationId, context);
-        if (found) return recorded(found);
-      }
-      // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after it
-      // looks before posting again.
       if (!unsent) {
-        current = await turns.recordPostAttempt(turn.id);
-        await this.deps.durable?.();
+        if (current.state === "posting") {
+          const found = await this.findPosted(threadId, text, turn.conversationId, context);
+          if (found) return recorded(found);
+        }
+        // Recorded, and on the disk, before the post leaves: a crash (or a power cut) after
+        // it looks before posting again.
+        current = await this.recordAttempt(turn.id);
       }
       const message = await service.postMessage(threadId, { content: text }, callerOf(context));
       return recorded(message.id);
     }, context.outage);
   };
+
+  /** The post's attempt recorded, and brought to the disk. */
+  private async recordAttempt(turnId: string): Promise<Turn> {
+    const attempted = await this.deps.turns.recordPostAttempt(turnId);
+    await this.deps.durable?.();
+    return attempted;
+  }
 
   /**
    * This turn's message, if an earlier attempt posted it: the newest user message with the

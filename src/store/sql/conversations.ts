@@ -56,8 +56,8 @@ export class SqlConversationStore implements ConversationStore {
    * call made it or another (a replica recording the same thread at the same moment) did.
    */
   async ensure(key: ConversationKey, assistant: string | AssistantPick): Promise<Conversation> {
-    const row = conversationUpsert(this.db, key, assistant, this.now());
-    return toConversation(await row.executeTakeFirstOrThrow());
+    const upsert = conversationUpsert(this.db, key, assistant, this.now());
+    return toConversation(await upsert.executeTakeFirstOrThrow());
   }
 
   /** Set once: the write holds only while no service thread is set (a second keeps the first). */
