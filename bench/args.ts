@@ -73,7 +73,16 @@ export interface BenchOptions {
    * Default false (--with-template).
    */
   withTemplate: boolean;
+  /**
+   * One bot on SQLite or on PostgreSQL run beside this run, each repetition, on fresh fakes and
+   * the same workload, taking turns to go first, and the two printed side by side: a comparison
+   * that the machine's drift between runs falls on alike. Default none (--beside, repeatable).
+   */
+  beside: BesideSetup[];
 }
+
+/** What --beside runs: one bot, on SQLite or on PostgreSQL. */
+export type BesideSetup = "sqlite" | "postgres";
 
 export const DEFAULT_OPTIONS: BenchOptions = {
   n: [1, 10, 50],
@@ -96,6 +105,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   databaseUrl: undefined,
   compareWith: [],
   withTemplate: false,
+  beside: [],
 };
 
 /** Where replicas' results go by default: next to one replica's, not over them. */
@@ -116,6 +126,7 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   [--timeout-ms 600000] [--seed 1] [--out bench/results/latest.json] [--runtime compiled|tsx]
   [--replicas 1] [--postgres] [--database-url postgres://…]
   [--compare-with bench/results/latest-postgres.json] [--with-template]
+  [--beside sqlite|postgres]
   --replicas n runs n copies of the bot on one PostgreSQL database (--database-url, else
   DATABASE_URL, else TEST_DATABASE_URL, else a throwaway embedded server); --postgres runs
   one copy there. The results go to bench/results/latest-replicas.json (latest-postgres.json
@@ -123,7 +134,8 @@ export const USAGE = `usage: npm run bench -- [--n 1,10,50] [--channels 1,10] [-
   PostgreSQL (latest-postgres.json), then on SQLite (latest.json), each when its file exists,
   or with those --compare-with names (the flag may be repeated). --with-template runs every
   repetition again with Slack's own agent template in the bot's place and prints the two
-  side by side.`;
+  side by side. --beside sqlite (or postgres, repeatable) runs every repetition again with one
+  bot on SQLite (on PostgreSQL), the two taking turns to go first, and prints them side by side.`;
 
 const NUMERIC: Record<string, keyof BenchOptions> = {
   "--min-chars": "minChars",
@@ -159,7 +171,7 @@ export function parseArgs(
   argv: readonly string[],
   env: Record<string, string | undefined> = {},
 ): BenchOptions {
-  const options: BenchOptions = { ...DEFAULT_OPTIONS, compareWith: [] };
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, compareWith: [], beside: [] };
   let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -187,7 +199,13 @@ export function parseArgs(
     else if (flag === "--database-url") options.databaseUrl = next();
     else if (flag === "--compare-with") options.compareWith.push(next());
     else if (flag === "--with-template") options.withTemplate = true;
-    else if (flag === "--runtime") {
+    else if (flag === "--beside") {
+      const setup = next();
+      if (setup !== "sqlite" && setup !== "postgres") {
+        throw new ArgsError(`--beside is sqlite or postgres, got "${setup}"`);
+      }
+      options.beside.push(setup);
+    } else if (flag === "--runtime") {
       const runtime = next();
       if (runtime !== "compiled" && runtime !== "tsx") {
         throw new ArgsError(`--runtime is compiled or tsx, got "${runtime}"`);

@@ -57,10 +57,12 @@ const COMPARED: [string, (r: Row) => number][] = [
   // Results written before these figures lack them: compared as none ("–").
   ["first word p50 ms", (r) => r.firstWordP50 ?? Number.NaN],
   ["first word p95 ms", (r) => r.firstWordP95 ?? Number.NaN],
+  ["from question p50 ms", (r) => r.askedFirstWordP50 ?? Number.NaN],
   ["from question p95 ms", (r) => r.askedFirstWordP95 ?? Number.NaN],
   ["lag p95 s", (r) => r.lagP95Seconds],
   ["lag max s", (r) => r.lagMaxSeconds],
   ["after last piece p95 ms", (r) => r.afterLastPieceP95 ?? Number.NaN],
+  ["question→complete p50 s", (r) => (r.askedCompleteP50 ?? Number.NaN) / 1000],
   ["question→complete p95 s", (r) => (r.askedCompleteP95 ?? Number.NaN) / 1000],
   ["all shown s", (r) => r.wallSeconds],
   ["Slack calls/answer", (r) => r.slackCallsPerAnswer],
@@ -87,8 +89,9 @@ export function compareRows(one: readonly Row[], many: readonly Row[]): Comparis
   return out;
 }
 
-export function formatComparison(list: readonly Comparison[], replicas: number): string {
-  const head = ["N", "channels", "figure", "1 replica", `${replicas} replicas`, "diff"];
+/** The comparison as a table, the two runs headed by `names` (the one compared with first). */
+export function formatComparison(list: readonly Comparison[], names: [string, string]): string {
+  const head = ["N", "channels", "figure", ...names, "diff"];
   const body = list.map((c) => [
     String(c.n),
     String(c.channels),

@@ -18,7 +18,8 @@ import {
   type Row,
   repFigures,
 } from "./report.js";
-import { runScenario } from "./scenario.js";
+import { runScenario, type ScenarioResult } from "./scenario.js";
+import { type Side, sidesOf, turns } from "./sides.js";
 import { formatAgainstTemplate, formatTables } from "./tables.js";
 import { formatVerdicts, judge } from "./targets.js";
 
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
   const notes = methodNotes(options);
   // Replicas without a server given: one for this run only.
   let throwaway: ThrowawayPostgres | undefined;
-  if (options.postgres && options.databaseUrl === undefined) {
+  const onPostgres = options.postgres || options.beside.includes("postgres");
+  if (onPostgres && options.databaseUrl === undefined) {
     throwaway = await startThrowawayPostgres();
   }
   const stop = async () => {
@@ -57,39 +59,34 @@ async function measure(
   const compiledMain = options.runtime === "compiled" ? await compileBot() : undefined;
   const rows: Row[] = [];
   const allReps: RepFigures[] = [];
-  const templateRows: Row[] = [];
-  const templateReps: RepFigures[] = [];
+  const sides = sidesOf(options);
   const problems: Record<string, string[]> = {};
   for (const { n, channels, reps } of scenarios(options)) {
+    const name = `N=${n} over ${channels} channel${channels === 1 ? "" : "s"}`;
     const figures: RepFigures[] = [];
+    const theirs = sides.map((): RepFigures[] => []);
     for (let rep = 1; rep <= reps; rep++) {
-      const name = `N=${n} over ${channels} channel${channels === 1 ? "" : "s"}`;
-      process.stdout.write(`${name}, repetition ${rep}… `);
-      const result = await runScenario({
-        ...options,
-        n,
-        channels,
-        rep,
-        compiledMain,
-        databaseServerUrl,
-      });
-      const f = repFigures(result);
-      figures.push(f);
-      if (result.botProblems.length > 0) problems[`${name} rep ${rep}`] = result.botProblems;
-      process.stdout.write(
-        `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, after last piece p95 ${f.afterLastPieceP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
-          `${f.unsettled > 0 ? `, ${f.unsettled} unsettled` : ""}` +
-          `${f.outsideDisagreementMs > 1 ? `, the outside view disagrees by up to ${f.outsideDisagreementMs.toFixed(0)} ms` : ""}` +
-          `${result.botProblems.length > 0 ? `, ${result.botProblems.length} warnings from the bot` : ""}\n`,
-      );
+      for (const turn of turns(rep, sides.length)) {
+        const base = { ...options, n, channels, rep, compiledMain, databaseServerUrl };
+        const side = turn === undefined ? undefined : sides[turn];
+        if (turn === undefined || !side) {
+          process.stdout.write(`${name}, repetition ${rep}… `);
+          const result = await runScenario(base);
+          if (result.botProblems.length > 0) problems[`${name} rep ${rep}`] = result.botProblems;
+          figures.push(reportRepetition(result));
+        } else {
+          process.stdout.write(`  ${side.name}, repetition ${rep}… `);
+          const result = await runScenario({ ...base, ...side.setup });
+          theirs[turn]?.push(reportRepetition(result));
+        }
+      }
     }
     allReps.push(...figures);
     rows.push(aggregate(figures));
-    if (options.withTemplate) {
-      const theirs = await runTemplate(options, { n, channels, reps });
-      templateReps.push(...theirs);
-      templateRows.push(aggregate(theirs));
-    }
+    sides.forEach((side, i) => {
+      side.repetitions.push(...(theirs[i] ?? []));
+      side.rows.push(aggregate(theirs[i] ?? []));
+    });
   }
   const runtimeSeconds = Math.round((Date.now() - began) / 1000);
   const verdicts = judge(rows);
@@ -97,24 +94,22 @@ async function measure(
   process.stdout.write(
     `\nreplicas: ${options.replicas}\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n`,
   );
-  if (options.withTemplate) {
-    process.stdout.write(
-      `\nBeside Slack's own agent template (ours | template), same workload, fresh fakes:\n${formatAgainstTemplate(rows, templateRows)}\n`,
-    );
-  }
+  const beside = sides.map((side) => besideReport(side, rows));
   const comparison = options.postgres ? replicaReport(options, rows) : undefined;
   process.stdout.write(`\nTotal runtime ${runtimeSeconds} s.\n`);
   // The server's URL may hold a password: it is not written down.
   const { databaseUrl: _url, ...written } = options;
+  const template = sides.find((side) => side.setup.template);
   const report = {
     generatedAt: new Date().toISOString(),
     machine: machine(),
     runtimeSeconds,
     options: written,
     ...(comparison ? { comparedWithOneReplica: comparison } : {}),
-    ...(options.withTemplate
-      ? { slackTemplate: { rows: templateRows, repetitions: templateReps } }
+    ...(template
+      ? { slackTemplate: { rows: template.rows, repetitions: template.repetitions } }
       : {}),
+    ...(beside.length > 0 ? { beside: beside.filter((b) => b !== undefined) } : {}),
     notes,
     rows,
     targets: verdicts,
@@ -126,30 +121,35 @@ async function measure(
   process.stdout.write(`Results written to ${options.out}\n`);
 }
 
-/** The same scenario with Slack's own agent template in the bot's place, each repetition. */
-async function runTemplate(
-  options: BenchOptions,
-  scenario: { n: number; channels: number; reps: number },
-): Promise<RepFigures[]> {
-  const figures: RepFigures[] = [];
-  for (let rep = 1; rep <= scenario.reps; rep++) {
-    process.stdout.write(`  the template, repetition ${rep}… `);
-    const result = await runScenario({
-      ...options,
-      ...scenario,
-      rep,
-      compiledMain: undefined,
-      databaseServerUrl: undefined,
-      postgres: false,
-      template: true,
-    });
-    const f = repFigures(result);
-    figures.push(f);
+/** One repetition's figures, with the line that tells how it went. */
+function reportRepetition(result: ScenarioResult): RepFigures {
+  const f = repFigures(result);
+  process.stdout.write(
+    `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, after last piece p95 ${f.afterLastPieceP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
+      `${f.slack429 > 0 ? `, ${f.slack429} Slack 429s` : ""}` +
+      `${f.unsettled > 0 ? `, ${f.unsettled} unsettled` : ""}` +
+      `${f.outsideDisagreementMs > 1 ? `, the outside view disagrees by up to ${f.outsideDisagreementMs.toFixed(0)} ms` : ""}` +
+      `${result.botProblems.length > 0 ? `, ${result.botProblems.length} warnings from the bot` : ""}\n`,
+  );
+  return f;
+}
+
+/**
+ * Prints a side beside the run: the template in its own table; one bot on a database figure by
+ * figure, returned for the results.
+ */
+function besideReport(side: Side, rows: Row[]) {
+  if (side.setup.template) {
     process.stdout.write(
-      `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, ${f.slack429} Slack 429s\n`,
+      `\nBeside ${side.name} (ours | template), same workload, fresh fakes:\n${formatAgainstTemplate(rows, side.rows)}\n`,
     );
+    return undefined;
   }
-  return figures;
+  const figures = compareRows(side.rows, rows);
+  process.stdout.write(
+    `\nBeside ${side.name}, run in turn each repetition:\n${formatComparison(figures, [side.name, "this run"])}\n`,
+  );
+  return { name: side.name, rows: side.rows, repetitions: side.repetitions, figures };
 }
 
 /** Prints each replica's share and its figures beside each single replica's results found. */
@@ -178,7 +178,7 @@ function compareWithFile(file: string, options: BenchOptions, rows: Row[]) {
   const database = single.options?.postgres ? "PostgreSQL" : "SQLite";
   const figures = compareRows(single.rows, rows);
   process.stdout.write(
-    `\nAgainst one replica on ${database} (${file}):\n${formatComparison(figures, options.replicas)}\n`,
+    `\nAgainst one replica on ${database} (${file}):\n${formatComparison(figures, ["1 replica", `${options.replicas} replicas`])}\n`,
   );
   return { file, database, figures };
 }

@@ -30,7 +30,15 @@ export type { ScenarioResult } from "./summary.js";
 /** The run's options (args.ts has their meaning), for one N, channel count and repetition. */
 export type ScenarioOptions = Omit<
   BenchOptions,
-  "n" | "channels" | "reps" | "out" | "runtime" | "databaseUrl" | "compareWith" | "withTemplate"
+  | "n"
+  | "channels"
+  | "reps"
+  | "out"
+  | "runtime"
+  | "databaseUrl"
+  | "compareWith"
+  | "withTemplate"
+  | "beside"
 > & {
   /** The PostgreSQL server replicas get a fresh database on (needed when replicas > 1). */
   databaseServerUrl?: string | undefined;

@@ -32,6 +32,15 @@ describe("bench arguments", () => {
     });
   });
 
+  it("runs one bot on SQLite or PostgreSQL beside the run when asked, and nothing else", () => {
+    expect(parseArgs([]).beside).toEqual([]);
+    expect(parseArgs(["--postgres", "--beside", "sqlite", "--beside=postgres"])).toMatchObject({
+      postgres: true,
+      beside: ["sqlite", "postgres"],
+    });
+    expect(() => parseArgs(["--beside", "mysql"])).toThrow(/--beside is sqlite or postgres/);
+  });
+
   it("reads the quick run of the README", () => {
     const options = parseArgs(["--n", "1,10", "--reps", "1"]);
     expect(options.n).toEqual([1, 10]);
