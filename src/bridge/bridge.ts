@@ -343,16 +343,13 @@ export class Bridge {
   /** Claims the conversation and schedules its unfinished turns not yet scheduled here. */
   private attend(conversationId: number): Promise<void> {
     return this.handOn(conversationId, async () => {
-      if (!this.accepting || !(await this.leases.claim(conversationId))) return;
-      // Read after the claim: every turn recorded before it is in the read, and one recorded
-      // after it is found by the holder's next look (drained, the sweep's recheck). The
-      // conversation is read beside them, for the first of them to run on.
-      const [unfinished, conversation] = await Promise.all([
-        this.deps.turns.unfinishedIn(conversationId),
-        this.deps.conversations.byId(conversationId),
-      ]);
-      if (this.accepting && this.leases.holds(conversationId)) {
-        this.scheduleNew(unfinished, conversation);
+      if (!this.accepting) return;
+      // Read with the claim, one round trip: every turn recorded before it is in the read, and
+      // one recorded while or after it is found by the holder's next look (drained, the sweep's
+      // recheck). The conversation is read beside them, for the first of them to run on.
+      const read = await this.leases.claimReading(conversationId);
+      if (read && this.accepting && this.leases.holds(conversationId)) {
+        this.scheduleNew(read.unfinished, read.conversation);
       }
     });
   }

@@ -1,4 +1,4 @@
-import type { LeaseStore } from "../store/stores.js";
+import type { Claim, ClaimRead, LeaseStore } from "../store/stores.js";
 import type { Clock } from "../time.js";
 import type { BridgeLogger } from "./ports.js";
 
@@ -60,7 +60,21 @@ export class ConversationLeases {
   async claim(conversationId: number): Promise<boolean> {
     if (this.held.has(conversationId)) return true;
     const { holder, ttlMs } = this.options;
-    const claim = await this.store.claim(conversationId, holder, ttlMs);
+    return this.took(conversationId, await this.store.claim(conversationId, holder, ttlMs));
+  }
+
+  /**
+   * Claims (or renews) the conversation's lease and reads, with the same round trip, what its
+   * holder reads first (LeaseStore.claimReading); undefined when another replica holds it.
+   */
+  async claimReading(conversationId: number): Promise<Omit<ClaimRead, "claim"> | undefined> {
+    const { holder, ttlMs } = this.options;
+    const { claim, ...read } = await this.store.claimReading(conversationId, holder, ttlMs);
+    return this.took(conversationId, claim) ? read : undefined;
+  }
+
+  /** Whether `claim` holds the conversation for this process now (and so, from now on, `holds`). */
+  private took(conversationId: number, claim: Claim): boolean {
     if (claim === "refused") return false;
     this.held.add(conversationId);
     if (claim === "taken_over") {

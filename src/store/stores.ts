@@ -252,6 +252,13 @@ export interface AssistantChoiceStore {
 /** What `LeaseStore.claim` found: the lease was free or already the holder's, or it had expired in another's hands. */
 export type Claim = "claimed" | "taken_over" | "refused";
 
+/** A claim, with what its holder reads first (LeaseStore.claimReading). */
+export interface ClaimRead {
+  claim: Claim;
+  conversation: Conversation | undefined;
+  unfinished: Turn[];
+}
+
 /**
  * Which copy of the bot (a replica, named by `holder`) runs each conversation's turns: one at
  * a time, in order, across replicas sharing one database. A lease lasts until its expiry
@@ -265,6 +272,13 @@ export interface LeaseStore {
    * or already `holder`'s (then it is renewed). "refused": another holder's lease is live.
    */
   claim(conversationId: number, holder: string, ttlMs: number): Promise<Claim>;
+  /**
+   * `claim`, and for a claim that holds, what its holder reads first: the conversation and
+   * its unfinished turns, in the order they arrived (none when refused). On PostgreSQL one
+   * statement, whose reads see what was recorded before it began: a turn recorded while it
+   * runs is found by the holder's next look, as one recorded just after a claim is.
+   */
+  claimReading(conversationId: number, holder: string, ttlMs: number): Promise<ClaimRead>;
   /**
    * Extends every lease `holder` still holds to now + `ttlMs` (one that expired but that
    * nobody took is still its own); the conversations it holds, by id.

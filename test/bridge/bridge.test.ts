@@ -85,30 +85,22 @@ describe("Bridge.accept", () => {
     expect(s.service.count("startRun")).toBe(3);
   });
 
-  it("reads a claimed conversation beside its unfinished turns, and its first turn runs on it", async () => {
+  it("reads a conversation with its unfinished turns in its claim, and its first turn runs on them", async () => {
     const s = setup();
-    const { turns, conversations } = s.stores;
-    const unfinishedIn = turns.unfinishedIn.bind(turns);
-    let readWhileTurnsWere = false;
-    let turnsPending = false;
-    vi.spyOn(turns, "unfinishedIn").mockImplementation(async (id) => {
-      turnsPending = true;
-      try {
-        return await unfinishedIn(id);
-      } finally {
-        turnsPending = false;
-      }
-    });
-    const byId = conversations.byId.bind(conversations);
-    const reads = vi.spyOn(conversations, "byId").mockImplementation((id) => {
-      readWhileTurnsWere ||= turnsPending;
-      return byId(id);
-    });
+    const { turns, conversations, leases } = s.stores;
+    const claims = vi.spyOn(leases, "claimReading");
+    const reads = vi.spyOn(conversations, "byId");
+    const turnReads = vi.spyOn(turns, "unfinishedIn");
     expect(await s.bridge.accept(inbound())).toBe("accepted");
     await s.bridge.idle();
-    expect(readWhileTurnsWere).toBe(true);
-    expect(reads).toHaveBeenCalledTimes(1);
+    expect(claims).toHaveBeenCalledTimes(1);
+    // Read again by nobody: the runner runs the turn on the conversation read with the claim.
+    expect(reads).not.toHaveBeenCalled();
     expect(s.service.count("startRun")).toBe(1);
+    // The turns are read again only once the conversation's queue is empty (drained).
+    expect(turnReads.mock.invocationCallOrder[0] ?? 0).toBeGreaterThan(
+      claims.mock.invocationCallOrder[0] ?? Number.POSITIVE_INFINITY,
+    );
   });
 
   it("records a message once, however often it is delivered", async () => {

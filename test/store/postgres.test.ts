@@ -15,6 +15,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStores, type PostgresStores } from "../../src/store/postgres/open.js";
+import { SqlLeaseStore } from "../../src/store/sql/leases.js";
 import { type PostgresPoolOptions, postgresDatabase } from "../../src/store/sql/postgres-pool.js";
 import { SqlTurnStore } from "../../src/store/sql/turns.js";
 import type { Claim } from "../../src/store/stores.js";
@@ -244,6 +245,37 @@ describe("the PostgreSQL stores", () => {
       content: "",
     });
     expect(await stores.conversations.find(key)).toEqual(first.conversation);
+  });
+
+  it("claim a conversation, and read it with its unfinished turns, in one statement", async () => {
+    const schema = testSchema();
+    const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+    onTestFinished(async () => await stores.close());
+    await stores.opened;
+    const queries = postgresDatabase(postgresUrl(), { schema });
+    onTestFinished(async () => await queries.close());
+    // Counted as they are answered: the reads written into the claim are queries of their
+    // own until then.
+    const statements: number[] = [];
+    const counted = queries.db.withPlugin({
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        statements.push(result.rows.length);
+        return result;
+      },
+    });
+    const ask = { assistant: "asst", user: "U1", content: "q", notes: [] };
+    const key = { team: "T", channel: "C", threadTs: "1.1" };
+    const { conversation, turn } = await stores.turns.record({ ...key, messageTs: "1.1", ...ask });
+    const leases = new SqlLeaseStore({ ...queries, db: counted });
+    const read = await leases.claimReading(conversation.id, "r1", 60_000);
+    expect(statements).toEqual([1]);
+    expect(read).toEqual({ claim: "claimed", conversation, unfinished: [turn] });
+    // The claim is written: another holder is refused, by the same one statement.
+    expect(await leases.claimReading(conversation.id, "r2", 60_000)).toMatchObject({
+      claim: "refused",
+    });
+    expect(statements).toHaveLength(2);
   });
 
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryStores } from "../../src/store/in-memory.js";
 import { openSqliteStores } from "../../src/store/sqlite/open.js";
-import type { Stores } from "../../src/store/stores.js";
+import type { Conversation, Stores } from "../../src/store/stores.js";
 import { IllegalTransition } from "../../src/store/turn.js";
 import { postgresStores } from "../support/postgres.js";
 
@@ -540,6 +540,43 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     // An expired lease claimed again by its own holder is simply claimed.
     now = 3_000;
     expect(await leases.claim(id, "r2", 500)).toBe("claimed");
+  });
+
+  it("claims a conversation and reads it with its unfinished turns, in the order they came", async () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { leases, turns } = stores;
+    const first = (await newTurn(stores, "1.1"))?.id as string;
+    const second = (await newTurn(stores, "1.2"))?.id as string;
+    const third = (await newTurn(stores, "1.3"))?.id as string;
+    await turns.finish(second, { outcome: "completed" });
+    const conversation = (await stores.conversations.find(KEY)) as Conversation;
+    const read = await leases.claimReading(conversation.id, "r1", 500);
+    expect(read.claim).toBe("claimed");
+    expect(read.conversation).toEqual(conversation);
+    expect(read.unfinished.map((t) => t.id)).toEqual([first, third]);
+    // Read whole, as a turn is read alone.
+    expect(read.unfinished[0]).toEqual(await turns.byId(first));
+    // Its holder claims again (a renewal) and reads again.
+    expect((await leases.claimReading(conversation.id, "r1", 500)).unfinished).toHaveLength(2);
+    // Held by another: refused, and nothing read.
+    expect(await leases.claimReading(conversation.id, "r2", 500)).toEqual({
+      claim: "refused",
+      conversation: undefined,
+      unfinished: [],
+    });
+    now = 1_500;
+    const taken = await leases.claimReading(conversation.id, "r2", 500);
+    expect(taken.claim).toBe("taken_over");
+    expect(await leases.heldBy("r2")).toBe(1);
+    // A conversation with nothing left to run.
+    await turns.finish(first, { outcome: "completed" });
+    await turns.finish(third, { outcome: "completed" });
+    expect(await leases.claimReading(conversation.id, "r2", 500)).toEqual({
+      claim: "claimed",
+      conversation,
+      unfinished: [],
+    });
   });
 
   it("renews every lease a holder still has, one expired that nobody took included", async () => {

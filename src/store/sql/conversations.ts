@@ -33,11 +33,7 @@ export class SqlConversationStore implements ConversationStore {
   }
 
   async byId(id: number): Promise<Conversation | undefined> {
-    const row = await this.db
-      .selectFrom("conversations")
-      .select(COLUMNS)
-      .where("id", "=", id)
-      .executeTakeFirst();
+    const row = await conversationByIdQuery(this.db, id).executeTakeFirst();
     return row && toConversation(row);
   }
 
@@ -124,4 +120,9 @@ function picked(eb: ExpressionBuilder<Schema, "conversations">, team: string, pi
     .where("key", "=", pick.place.key)
     .where("assistant_id", "in", pick.listed);
   return eb.fn.coalesce(chosen, eb.val(pick.otherwise));
+}
+
+/** The statement that reads the conversation `id`. */
+export function conversationByIdQuery(db: QueryCreator<Schema>, id: number) {
+  return db.selectFrom("conversations").select(COLUMNS).where("id", "=", id);
 }

@@ -1,6 +1,11 @@
-import { sql } from "kysely";
-import type { Claim, LeaseStore } from "../stores.js";
+import { type QueryCreator, sql } from "kysely";
+import { type ConversationRow, toConversation } from "../rows.js";
+import type { Claim, ClaimRead, LeaseStore } from "../stores.js";
+import { type TurnRow, toTurn } from "../turn-rows.js";
+import { conversationByIdQuery } from "./conversations.js";
 import type { SqlDatabase } from "./dialect.js";
+import type { Schema } from "./schema.js";
+import { unfinishedInQuery } from "./turns.js";
 
 /**
  * Conversation leases in SQL, shared by every replica on a PostgreSQL database. A claim is one
@@ -15,16 +20,68 @@ export class SqlLeaseStore implements LeaseStore {
 
   async claim(conversationId: number, holder: string, ttlMs: number): Promise<Claim> {
     const now = this.now();
-    // The row's holder before the claim is kept in the claim's own write: it tells a take-over
-    // from a claim (metrics, the log) without a read before it.
-    const taken = await this.sqlDb.db
+    const taken = await this.upsert(this.sqlDb.db, conversationId, holder, now + ttlMs, now)
+      .returning("taken_from")
+      .executeTakeFirst();
+    return claimOf(taken, holder);
+  }
+
+  async claimReading(conversationId: number, holder: string, ttlMs: number): Promise<ClaimRead> {
+    const { db } = this.sqlDb;
+    const conversation = conversationByIdQuery(db, conversationId);
+    const unfinished = unfinishedInQuery(this.sqlDb, conversationId);
+    if (!this.sqlDb.writesInWith) {
+      const claim = await this.claim(conversationId, holder, ttlMs);
+      if (claim === "refused") return REFUSED;
+      const [row, rows] = await Promise.all([
+        conversation.executeTakeFirst(),
+        unfinished.execute(),
+      ]);
+      return { claim, conversation: row && toConversation(row), unfinished: rows.map(toTurn) };
+    }
+    const now = this.now();
+    // The reads, as JSON beside the claim's row: a row for the conversation, and the turns
+    // in the order they arrived (json_agg keeps no order of its own).
+    const claimed = sql<boolean>`EXISTS (SELECT 1 FROM lease)`;
+    const arrival = sql.ref(`u.${this.sqlDb.arrival}`);
+    const row = await db
+      .with("lease", (q) =>
+        this.upsert(q, conversationId, holder, now + ttlMs, now).returning("taken_from"),
+      )
+      .selectNoFrom([
+        claimed.as("claimed"),
+        sql<string | null>`(SELECT taken_from FROM lease)`.as("taken_from"),
+        sql<ConversationRow | null>`(SELECT row_to_json(c) FROM (${conversation}) AS c)`.as(
+          "conversation",
+        ),
+        sql<TurnRow[] | null>`(SELECT json_agg(u ORDER BY u.created_at, ${arrival})
+          FROM (${unfinished}) AS u WHERE ${claimed})`.as("unfinished"),
+      ])
+      .executeTakeFirstOrThrow();
+    const claim = claimOf(row.claimed ? row : undefined, holder);
+    if (claim === "refused") return REFUSED;
+    return {
+      claim,
+      conversation: row.conversation ? toConversation(row.conversation) : undefined,
+      unfinished: (row.unfinished ?? []).map(toTurn),
+    };
+  }
+
+  /**
+   * The claim's conditional upsert: it takes the row only when the lease is free, expired or
+   * already `holder`'s. The row's holder before the claim is kept in the claim's own write: it
+   * tells a take-over from a claim (metrics, the log) without a read before it.
+   */
+  private upsert(
+    db: QueryCreator<Schema>,
+    conversationId: number,
+    holder: string,
+    expiresAt: number,
+    now: number,
+  ) {
+    return db
       .insertInto("conversation_leases")
-      .values({
-        conversation_id: conversationId,
-        holder,
-        expires_at: now + ttlMs,
-        taken_from: null,
-      })
+      .values({ conversation_id: conversationId, holder, expires_at: expiresAt, taken_from: null })
       .onConflict((conflict) =>
         conflict
           .column("conversation_id")
@@ -39,12 +96,7 @@ export class SqlLeaseStore implements LeaseStore {
               eb("conversation_leases.holder", "=", eb.ref("excluded.holder")),
             ]),
           ),
-      )
-      .returning("taken_from")
-      .executeTakeFirst();
-    if (!taken) return "refused";
-    const from = taken.taken_from;
-    return from !== null && from !== holder ? "taken_over" : "claimed";
+      );
   }
 
   async renew(holder: string, ttlMs: number): Promise<number[]> {
@@ -98,4 +150,13 @@ export class SqlLeaseStore implements LeaseStore {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
+}
+
+const REFUSED: ClaimRead = { claim: "refused", conversation: undefined, unfinished: [] };
+
+/** The claim the upsert's row says: none written is a refusal. */
+function claimOf(taken: { taken_from: string | null } | undefined, holder: string): Claim {
+  if (!taken) return "refused";
+  const from = taken.taken_from;
+  return from !== null && from !== holder ? "taken_over" : "claimed";
 }

@@ -164,15 +164,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   unfinishedIn(conversationId: number): Promise<Turn[]> {
-    return this.many(
-      this.db
-        .selectFrom("turns")
-        .selectAll()
-        .where("conversation_id", "=", conversationId)
-        .where("state", "<>", FINISHED)
-        .orderBy("created_at")
-        .orderBy(this.arrival),
-    );
+    return this.many(unfinishedInQuery(this.sqlDb, conversationId));
   }
 
   async unfinishedInAny(conversationIds: readonly number[]): Promise<Turn[]> {
@@ -360,4 +352,15 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     const rows = (await query.execute()) as TurnRow[];
     return rows.map(toTurn);
   }
+}
+
+/** The statement that reads a conversation's unfinished turns, in the order they arrived. */
+export function unfinishedInQuery(sqlDb: SqlDatabase, conversationId: number) {
+  return sqlDb.db
+    .selectFrom("turns")
+    .selectAll()
+    .where("conversation_id", "=", conversationId)
+    .where("state", "<>", FINISHED)
+    .orderBy("created_at")
+    .orderBy(sql.ref(sqlDb.arrival));
 }
