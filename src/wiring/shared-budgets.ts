@@ -38,6 +38,7 @@ export function replicaBudgets(
   // The stores opened first and migrated the schema (bot.ts).
   const database = postgresDatabase(url, {
     max: 2,
+    warm: 2,
     callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
     statementTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
     connectTimeoutMs: BUDGET_CALL_TIMEOUT_MS,

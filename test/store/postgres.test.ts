@@ -422,6 +422,28 @@ describe("the PostgreSQL stores", () => {
     expect(connections).toBe(3);
   });
 
+  it("open as many connections as asked as soon as it opens, and leave them for the statements", async () => {
+    let connections = 0;
+    const database = postgresDatabase(postgresUrl(), {
+      max: 5,
+      warm: 3,
+      onConnect: async () => {
+        connections++;
+      },
+    });
+    onTestFinished(() => database.close());
+    await database.opened;
+    // No statement yet: three made, one after another.
+    await vi.waitFor(() => expect(connections).toBe(3));
+    // Three statements at once find them open: none more is made.
+    const { db } = database;
+    const answers = await Promise.all(
+      [1, 2, 3].map((n) => db.executeQuery(CompiledQuery.raw(`SELECT ${n} AS n`))),
+    );
+    expect(answers.map((a) => a.rows)).toEqual([[{ n: 1 }], [{ n: 2 }], [{ n: 3 }]]);
+    expect(connections).toBe(3);
+  });
+
   it("close a connection its first statement refused, fail that statement, and end all the same", async () => {
     let refusals = 1;
     const database = postgresDatabase(postgresUrl(), {

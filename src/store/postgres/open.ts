@@ -49,7 +49,8 @@ export function openPostgresStores(
   const where = `${describeServer(url)}${schema ? ` (schema ${schema})` : ""}`;
   const queries = postgresDatabase(url, {
     ...options,
-    ...(bot && { onConnect: replicaLock(schema) }),
+    // A bot's first questions find half its connections open.
+    ...(bot && { onConnect: replicaLock(schema), warm: Math.ceil((options.max ?? 20) / 2) }),
     first: async (pool) => {
       const said = (error: unknown) =>
         redact(error instanceof Error ? error.message : String(error), url);
