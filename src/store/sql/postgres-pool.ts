@@ -23,9 +23,10 @@ export interface PostgresPoolOptions {
   /**
    * Connections opened one after another as soon as the pool is open (after `first`), and left
    * idle for the first statements; default none. Each connection made costs a server process, a
-   * login and what `onConnect` does: made during a bot's first burst of questions, they kept its
-   * event loop late 311 of the burst's first 500 ms in a trace of the bench, 126 with ten made
-   * ahead. More are still made as statements need them (growAhead), up to `max`.
+   * login and what `onConnect` does: in a trace of the bench (one pair of runs), a fresh bot
+   * that made them during its first burst of questions had its event loop late 311 of the
+   * burst's first 500 ms, 126 with ten made ahead. More are still made as statements need them
+   * (growAhead), up to `max`.
    */
   warm?: number | undefined;
   /** A connection failed (the server went away, the connection was ended): for the log. */
