@@ -94,7 +94,7 @@ async function measure(
   process.stdout.write(
     `\nreplicas: ${options.replicas}\n${formatTables(rows)}\n\nTargets:\n${formatVerdicts(verdicts)}\n`,
   );
-  const beside = sides.map((side) => besideReport(side, rows));
+  const beside = sides.flatMap((side) => besideReport(side, rows) ?? []);
   const comparison = options.postgres ? replicaReport(options, rows) : undefined;
   process.stdout.write(`\nTotal runtime ${runtimeSeconds} s.\n`);
   // The server's URL may hold a password: it is not written down.
@@ -109,7 +109,7 @@ async function measure(
     ...(template
       ? { slackTemplate: { rows: template.rows, repetitions: template.repetitions } }
       : {}),
-    ...(beside.length > 0 ? { beside: beside.filter((b) => b !== undefined) } : {}),
+    ...(beside.length > 0 ? { beside } : {}),
     notes,
     rows,
     targets: verdicts,
