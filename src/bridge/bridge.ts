@@ -395,22 +395,16 @@ export class Bridge {
     // Work scheduled since its queue emptied (a recheck, an attend): its end drains again.
     if (this.queue.pending(String(conversationId)) > 0) return;
     if (!this.accepting || !this.leases.holds(conversationId)) return;
-    const left = await this.deps.turns.unfinishedIn(conversationId);
+    // Given back unless a turn is left, in one statement: a turn another replica records after
+    // it finds the lease free, and its own claim runs it.
+    const left = await this.leases.releaseIfDone(conversationId);
     this.forgetRan(conversationId, (id) => !left.some((turn) => turn.id === id));
     if (left.some((turn) => this.ranHere.has(turn.id))) {
       this.deps.logger.warn({ conversation: conversationId }, "a turn was left unfinished");
       return;
     }
-    if (left.length > 0) {
-      // Held: as attend, within this hand-on work (a queued attend would come after it).
-      if (this.accepting) this.scheduleNew(left);
-      return;
-    }
-    await this.leases.release(conversationId);
-    // A turn recorded by another replica between the read above and the release.
-    if ((await this.deps.turns.unfinishedIn(conversationId)).length > 0) {
-      void this.attend(conversationId);
-    }
+    // Held: as attend, within this hand-on work (a queued attend would come after it).
+    if (left.length > 0 && this.accepting) this.scheduleNew(left);
   }
 
   private forgetRan(conversationId: number, which: (turnId: string) => boolean): void {

@@ -1,4 +1,5 @@
 import type { Claim, ClaimRead, LeaseStore } from "../store/stores.js";
+import type { Turn } from "../store/turn.js";
 import type { Clock } from "../time.js";
 import type { BridgeLogger } from "./ports.js";
 
@@ -88,10 +89,16 @@ export class ConversationLeases {
     return this.held.has(conversationId);
   }
 
-  /** Gives the lease back; from this call on, `holds` says no. */
-  async release(conversationId: number): Promise<void> {
-    if (!this.held.delete(conversationId)) return;
-    await this.store.release(conversationId, this.options.holder);
+  /**
+   * Gives the lease back unless the conversation has unfinished turns (LeaseStore.releaseIfDone):
+   * those turns, the lease kept; none when it was given back. `holds` says no while the store
+   * is asked (a renewal answered meanwhile does not count it lost), and yes again if it is kept.
+   */
+  async releaseIfDone(conversationId: number): Promise<Turn[]> {
+    if (!this.held.delete(conversationId)) return [];
+    const left = await this.store.releaseIfDone(conversationId, this.options.holder);
+    if (left.length > 0) this.held.add(conversationId);
+    return left;
   }
 
   get count(): number {

@@ -284,8 +284,14 @@ export interface LeaseStore {
    * nobody took is still its own); the conversations it holds, by id.
    */
   renew(holder: string, ttlMs: number): Promise<number[]>;
-  /** Gives the lease back (nothing when `holder` does not hold it). */
-  release(conversationId: number, holder: string): Promise<void>;
+  /**
+   * Gives `holder`'s lease back unless the conversation has an unfinished turn: those turns,
+   * in the order they arrived, and the lease kept; none when it was given back (or was not
+   * `holder`'s). The check and the release are one statement: a turn recorded before it keeps
+   * the lease, and the claim of one recorded after it finds the lease free (on PostgreSQL, a
+   * claim that meets the row being deleted waits for the delete, then takes the lease).
+   */
+  releaseIfDone(conversationId: number, holder: string): Promise<Turn[]>;
   /** Gives every lease of `holder` back (a replica stopping); how many it held. */
   releaseAll(holder: string): Promise<number>;
   /**

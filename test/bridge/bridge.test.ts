@@ -91,16 +91,21 @@ describe("Bridge.accept", () => {
     const claims = vi.spyOn(leases, "claimReading");
     const reads = vi.spyOn(conversations, "byId");
     const turnReads = vi.spyOn(turns, "unfinishedIn");
+    const releases = vi.spyOn(leases, "releaseIfDone");
     expect(await s.bridge.accept(inbound())).toBe("accepted");
     await s.bridge.idle();
     expect(claims).toHaveBeenCalledTimes(1);
     // Read again by nobody: the runner runs the turn on the conversation read with the claim.
     expect(reads).not.toHaveBeenCalled();
     expect(s.service.count("startRun")).toBe(1);
-    // The turns are read again only once the conversation's queue is empty (drained).
-    expect(turnReads.mock.invocationCallOrder[0] ?? 0).toBeGreaterThan(
+    // Once its queue is empty (drained) the lease goes back in the same statement as the
+    // look for turns left, and with none left nothing else is read.
+    expect(releases).toHaveBeenCalledTimes(1);
+    expect(releases.mock.invocationCallOrder[0] ?? 0).toBeGreaterThan(
       claims.mock.invocationCallOrder[0] ?? Number.POSITIVE_INFINITY,
     );
+    expect(turnReads).not.toHaveBeenCalled();
+    expect(await leases.heldBy("replica-1")).toBe(0);
   });
 
   it("records a message once, however often it is delivered", async () => {

@@ -611,9 +611,9 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     await leases.claim(a, "r1", 1_000);
     await leases.claim(b, "r1", 1_000);
     await leases.claim(c, "r2", 1_000);
-    await leases.release(a, "r2");
+    expect(await leases.releaseIfDone(a, "r2")).toEqual([]);
     expect(await leases.claim(a, "r2", 1_000)).toBe("refused");
-    await leases.release(a, "r1");
+    expect(await leases.releaseIfDone(a, "r1")).toEqual([]);
     // Free again: claimed, not taken over (nobody held it).
     expect(await leases.claim(a, "r2", 1_000)).toBe("claimed");
     expect(await leases.releaseAll("r1")).toBe(1);
@@ -621,6 +621,37 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(await leases.releaseAll("r1")).toBe(0);
     expect(await leases.heldBy("r2")).toBe(2);
     expect(await leases.claim(b, "r3", 1_000)).toBe("claimed");
+  });
+
+  it("gives a lease back only when its conversation has nothing left to run, else reads what is left", async () => {
+    const stores = open();
+    const { leases, conversations, turns } = stores;
+    const conversation = await conversations.ensure(KEY, "asst");
+    const ask = async (messageTs: string) =>
+      (
+        await turns.record({
+          conversation,
+          assistant: conversation.assistantId,
+          ...KEY,
+          messageTs,
+          user: "U1",
+          content: "q",
+          notes: [],
+        })
+      ).turn?.id as string;
+    const first = await ask(KEY.threadTs);
+    const second = await ask("1.3");
+    await leases.claim(conversation.id, "r1", 1_000);
+    // Two left, in the order they arrived: the lease is kept.
+    const left = await leases.releaseIfDone(conversation.id, "r1");
+    expect(left.map((t) => t.id)).toEqual([first, second]);
+    expect(await leases.claim(conversation.id, "r2", 1_000)).toBe("refused");
+    await turns.finish(first, { outcome: "completed" });
+    await turns.finish(second, { outcome: "completed" });
+    // Nothing left: given back, and free for anyone.
+    expect(await leases.releaseIfDone(conversation.id, "r1")).toEqual([]);
+    expect(await leases.heldBy("r1")).toBe(0);
+    expect(await leases.claim(conversation.id, "r2", 1_000)).toBe("claimed");
   });
 
   it("finds the conversations with unfinished turns and no live lease, the longest waiting first", async () => {

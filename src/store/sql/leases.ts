@@ -1,6 +1,7 @@
 import { type QueryCreator, sql } from "kysely";
 import { type ConversationRow, toConversation } from "../rows.js";
 import type { Claim, ClaimRead, LeaseStore } from "../stores.js";
+import type { Turn } from "../turn.js";
 import { type TurnRow, toTurn } from "../turn-rows.js";
 import { conversationByIdQuery } from "./conversations.js";
 import type { SqlDatabase } from "./dialect.js";
@@ -109,12 +110,16 @@ export class SqlLeaseStore implements LeaseStore {
     return rows.map((r) => r.conversation_id).sort((a, b) => a - b);
   }
 
-  async release(conversationId: number, holder: string): Promise<void> {
-    await this.sqlDb.db
+  async releaseIfDone(conversationId: number, holder: string): Promise<Turn[]> {
+    const unfinished = unfinishedInQuery(this.sqlDb, conversationId);
+    const released = await this.sqlDb.db
       .deleteFrom("conversation_leases")
       .where("conversation_id", "=", conversationId)
       .where("holder", "=", holder)
-      .execute();
+      .where(({ not, exists }) => not(exists(unfinished)))
+      .executeTakeFirst();
+    if (Number(released.numDeletedRows) > 0) return [];
+    return (await unfinished.execute()).map(toTurn);
   }
 
   async releaseAll(holder: string): Promise<number> {
