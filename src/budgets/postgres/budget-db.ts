@@ -31,6 +31,18 @@ export interface BudgetDbOptions {
    * reach): it waits (metrics).
    */
   onRefused?: () => void;
+  /**
+   * Calls `fn` after `ms` and answers what cancels it: when writes held back to go together
+   * are sent (SlotTable). Default a timer that never keeps the process open (a close sends
+   * them anyway, `settled`).
+   */
+  timer?: (ms: number, fn: () => void) => () => void;
+}
+
+function unrefTimer(ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /**
@@ -53,7 +65,11 @@ export class BudgetDb {
   private readonly sweepEveryMs: number;
   /** Statements sent and not yet answered. */
   private readonly pending = new Set<Promise<unknown>>();
+  /** What sends the writes held back to go together (SlotTable's rewrites) at once. */
+  private readonly flushes: (() => void)[] = [];
   readonly holder: string;
+  /** BudgetDbOptions.timer. */
+  readonly timer: (ms: number, fn: () => void) => () => void;
 
   constructor(
     private readonly query: BudgetQuery,
@@ -62,6 +78,7 @@ export class BudgetDb {
     this.retryMs = options.retryMs ?? 1_000;
     this.sweepEveryMs = options.sweepEveryMs ?? 600_000;
     this.holder = options.holder ?? randomUUID();
+    this.timer = options.timer ?? unrefTimer;
   }
 
   /** Whether a statement failed less than `retryMs` before `now`: nothing is asked meanwhile. */
@@ -115,11 +132,21 @@ export class BudgetDb {
    * takes real time.
    */
   async settled(): Promise<void> {
+    for (const flush of this.flushes) flush();
     while (this.pending.size > 0) {
       await Promise.allSettled(this.pending);
       // What the answers set off (a scheduler's pump) runs before the next look.
       await new Promise((resolve) => setImmediate(resolve));
+      for (const flush of this.flushes) flush();
     }
+  }
+
+  /**
+   * `flush` sends writes held back to go together with later ones, at once: `settled` calls it,
+   * so that nothing held back is left unwritten at a close (or in a test that waits for it).
+   */
+  onSettle(flush: () => void): void {
+    this.flushes.push(flush);
   }
 
   private track<T>(statement: Promise<T>): Promise<T> {

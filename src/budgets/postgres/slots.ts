@@ -125,38 +125,59 @@ function slotRows(row: ReadRow): SlotRows {
 }
 
 /**
- * One statement of slots' new `until_at`s on its way at a time (`$1` their ids, `$2` the
- * instants), and those added meanwhile sent together in the next: a burst of answered requests
- * or of calls gone is not a queue of statements that takes would wait behind on the budgets'
- * few connections.
+ * How long slots' rewrites are gathered before they are sent, ms. A rewrite is never waited
+ * for, and none is urgent: until its release lands a slot counts as held (it counts either
+ * way), and a window's slot taken ahead counts AHEAD_MS, two seconds past the latest a call
+ * spends it (window.ts). Gathered, the releases and spends of a burst of answered requests
+ * and calls gone are a few statements, not one per round trip on the budgets' two connections,
+ * where the takes the calls wait for would queue behind them.
+ */
+export const GATHER_MS = 250;
+
+/**
+ * Slots' new `until_at`s (`$1` their ids, `$2` the instants), gathered for GATHER_MS and sent
+ * as one statement, one on its way at a time. `settled` (and BudgetDb.settled) sends what is
+ * gathered at once.
  */
 class Rewrites {
   private waiting: { id: number; untilAt: number }[] = [];
   private sending: Promise<void> | undefined;
+  private cancelGather: (() => void) | undefined;
 
   constructor(
     private readonly db: BudgetDb,
     private readonly statement: string,
-  ) {}
+  ) {
+    db.onSettle(() => this.flush());
+  }
 
   add(id: number, untilAt: number): void {
     this.waiting.push({ id, untilAt });
-    if (!this.sending) this.send();
+    this.gather();
   }
 
-  /** Once nothing added is left unwritten. */
+  /** Once nothing added is left unwritten: what is gathered goes now. */
   async settled(): Promise<void> {
-    while (this.sending) await this.sending;
+    for (this.flush(); this.sending; this.flush()) await this.sending;
   }
 
-  private send(): void {
+  private gather(): void {
+    if (this.sending || this.cancelGather || this.waiting.length === 0) return;
+    this.cancelGather = this.db.timer(GATHER_MS, () => this.flush());
+  }
+
+  /** What is gathered, sent now unless a statement is on its way (then after it lands). */
+  private flush(): void {
+    this.cancelGather?.();
+    this.cancelGather = undefined;
+    if (this.sending || this.waiting.length === 0) return;
     const batch = this.waiting;
     this.waiting = [];
-    this.sending =
-      batch.length > 0
-        ? this.db
-            .post(this.statement, [batch.map((r) => r.id), batch.map((r) => r.untilAt)])
-            .then(() => this.send())
-        : undefined;
+    this.sending = this.db
+      .post(this.statement, [batch.map((r) => r.id), batch.map((r) => r.untilAt)])
+      .then(() => {
+        this.sending = undefined;
+        this.gather();
+      });
   }
 }

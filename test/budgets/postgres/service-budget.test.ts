@@ -1,6 +1,7 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { IN_HAND_MS } from "../../../src/budgets/postgres/ahead.js";
 import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
+import { GATHER_MS } from "../../../src/budgets/postgres/slots.js";
 import { type BudgetTicket, ServiceBudget } from "../../../src/budgets/service/budget.js";
 import { budgetUser } from "../../../src/service/credential.js";
 import { ManualClock } from "../../support/manual-clock.js";
@@ -165,19 +166,38 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     expect(held).toEqual([{ n: 39 }]);
   });
 
-  it("releases the slots of requests answered while a release is on its way in one statement", async () => {
-    const { replica, budget, clock, statements } = await counting("UPDATE budget_slots");
+  it("gathers the releases of requests answered within a short while into one statement", async () => {
+    const [replica] = await replicas(1);
+    let statements = 0;
+    // Its time moves only when told: nothing but it sends what is gathered.
+    const clock = new ManualClock();
+    const counted = sharedBudgets(
+      async (text, params) => {
+        if (text.includes("UPDATE budget_slots")) statements++;
+        return replica.query(text, params);
+      },
+      { timer: (ms, fn) => clock.timer(ms, fn) },
+    );
+    onTestFinished(() => counted.settled());
+    const budget = new ServiceBudget({ clock, windows: counted.slotWindows });
     const tickets = Array.from({ length: 10 }, () => budget.take(USER, "request"));
-    await clock.advance(0);
-    for (const ticket of tickets) ticket.release();
-    await clock.advance(0);
-    // The first went alone, at once; the nine after it together.
-    expect(statements()).toBe(2);
+    await counted.settled();
+    await Promise.all(tickets.map((ticket) => ticket.ready));
+    for (const ticket of tickets.slice(0, 4)) ticket.release();
+    await clock.advance(GATHER_MS - 1);
+    for (const ticket of tickets.slice(4)) ticket.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(statements).toBe(0);
+    await clock.advance(1);
+    // The ten, as one statement, GATHER_MS after the first.
+    expect(statements).toBe(1);
+    await counted.settled();
     const held = () =>
       replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
     // The 19 taken ahead are held until it is clear nobody wants them.
     expect(await held()).toEqual([{ n: 19 }]);
     await clock.advance(IN_HAND_MS + 1);
+    await counted.settled();
     expect(await held()).toEqual([{ n: 0 }]);
   });
 });
