@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CompiledQuery } from "kysely";
+import pg from "pg";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
@@ -250,6 +251,38 @@ describe("the PostgreSQL stores", () => {
     expect(statements()).toBe(2);
   });
 
+  it("give a lease back, when nothing is left to run, in one statement; a claim meeting the delete takes it after", async () => {
+    const { stores, counted, statements, schema } = await countingStatements();
+    const ask = { assistant: "asst", user: "U1", content: "q", notes: [] };
+    const key = { team: "T", channel: "C", threadTs: "1.1" };
+    const { conversation, turn } = await stores.turns.record({ ...key, messageTs: "1.1", ...ask });
+    const leases = new SqlLeaseStore(counted);
+    await leases.claim(conversation.id, "r1", 60_000);
+    await stores.turns.finish(turn?.id ?? "", { outcome: "completed" });
+    const before = statements();
+    expect(await leases.releaseIfDone(conversation.id, "r1")).toEqual([]);
+    expect(statements() - before).toBe(1);
+    // Another replica's claim that meets the lease while it is being deleted waits for the
+    // delete, and then takes it: a turn it recorded after the look is not left unclaimed.
+    await leases.claim(conversation.id, "r1", 60_000);
+    const client = new pg.Client({
+      connectionString: postgresUrl(),
+      options: `-c search_path=${schema}`,
+    });
+    await client.connect();
+    onTestFinished(() => client.end());
+    await client.query("BEGIN");
+    await client.query("DELETE FROM conversation_leases WHERE conversation_id = $1", [
+      conversation.id,
+    ]);
+    const claim = stores.leases.claim(conversation.id, "r2", 60_000);
+    // Waiting for the delete's lock (each look is a round trip; no timer).
+    for (let look = 0; look < 1_000 && (await blockedBy(client)) === 0; look++) {}
+    expect(await blockedBy(client)).toBe(1);
+    await client.query("COMMIT");
+    expect(await claim).toBe("claimed");
+  });
+
   it("give a shared window's last slots to only as many of three replicas' takes as it has", async () => {
     const schema = testSchema();
     await opened(openPostgresStores(postgresUrl(), Date.now, { schema }));
@@ -473,5 +506,13 @@ async function countingStatements() {
       return result;
     },
   });
-  return { stores, counted: { ...queries, db }, statements: () => statements };
+  return { stores, counted: { ...queries, db }, statements: () => statements, schema };
+}
+
+/** How many statements wait for a lock `client`'s transaction holds. */
+async function blockedBy(client: pg.Client): Promise<number> {
+  const { rows } = await client.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))",
+  );
+  return rows[0].n;
 }
