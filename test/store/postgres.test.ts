@@ -275,9 +275,13 @@ describe("the PostgreSQL stores", () => {
     await client.query("DELETE FROM conversation_leases WHERE conversation_id = $1", [
       conversation.id,
     ]);
-    const claim = stores.leases.claim(conversation.id, "r2", 60_000);
-    // Waiting for the delete's lock (each look is a round trip; no timer).
-    for (let look = 0; look < 1_000 && (await blockedBy(client)) === 0; look++) {}
+    let answered = false;
+    const claim = stores.leases.claim(conversation.id, "r2", 60_000).finally(() => {
+      answered = true;
+    });
+    // Until the claim waits for the delete's lock (each look is a round trip; no timer). A
+    // claim answered without waiting ends the looks, and fails below.
+    while (!answered && (await blockedBy(client)) === 0) {}
     expect(await blockedBy(client)).toBe(1);
     await client.query("COMMIT");
     expect(await claim).toBe("claimed");
