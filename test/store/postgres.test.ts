@@ -265,24 +265,28 @@ describe("the PostgreSQL stores", () => {
     // Another replica's claim that meets the lease while it is being deleted waits for the
     // delete, and then takes it: a turn it recorded after the look is not left unclaimed.
     await leases.claim(conversation.id, "r1", 60_000);
-    const client = new pg.Client({
-      connectionString: postgresUrl(),
-      options: `-c search_path=${schema}`,
-    });
-    await client.connect();
-    onTestFinished(() => client.end());
+    const [client, watcher] = [1, 2].map(
+      () => new pg.Client({ connectionString: postgresUrl(), options: `-c search_path=${schema}` }),
+    ) as [pg.Client, pg.Client];
+    for (const each of [client, watcher]) {
+      await each.connect();
+      onTestFinished(() => each.end());
+    }
+    const deleter = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     await client.query("BEGIN");
     await client.query("DELETE FROM conversation_leases WHERE conversation_id = $1", [
       conversation.id,
     ]);
+    expect(await blockedBy(watcher, deleter)).toBe(0);
     let answered = false;
     const claim = stores.leases.claim(conversation.id, "r2", 60_000).finally(() => {
       answered = true;
     });
-    // Until the claim waits for the delete's lock (each look is a round trip; no timer). A
-    // claim answered without waiting ends the looks, and fails below.
-    while (!answered && (await blockedBy(client)) === 0) {}
-    expect(await blockedBy(client)).toBe(1);
+    // Until the claim waits for the delete's lock (each look is a round trip; no timer), seen
+    // from a connection of its own: within a transaction the server's activity view stays as
+    // first read. A claim answered without waiting ends the looks, and fails below.
+    while (!answered && (await blockedBy(watcher, deleter)) === 0) {}
+    expect(await blockedBy(watcher, deleter)).toBe(1);
     await client.query("COMMIT");
     expect(await claim).toBe("claimed");
   });
@@ -513,10 +517,11 @@ async function countingStatements() {
   return { stores, counted: { ...queries, db }, statements: () => statements, schema };
 }
 
-/** How many statements wait for a lock `client`'s transaction holds. */
-async function blockedBy(client: pg.Client): Promise<number> {
-  const { rows } = await client.query(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))",
+/** How many statements wait for a lock the server process `pid` holds, as `watcher` sees now. */
+async function blockedBy(watcher: pg.Client, pid: number): Promise<number> {
+  const { rows } = await watcher.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+    [pid],
   );
   return rows[0].n;
 }
