@@ -186,7 +186,7 @@ describe("Slack's own stop control", () => {
   it("works over Socket Mode too, and rests a session where nothing runs", async () => {
     const x = await harness({ socketMode: true });
     x.sim.control.enqueueAnswer({ text: "over the socket", hang: true, tokensPerSecond: Infinity });
-    const ts = nextTs();
+    const ts = x.slack.nextTs();
     x.slack.seedMessage({ channel: CHANNEL, ts, user: USER, text: "<@UBOT> go" });
     await x.deliver(appMention({ channel: CHANNEL, user: USER, text: "<@UBOT> go", ts }));
     await x.slack.waitFor((s) =>

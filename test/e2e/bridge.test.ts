@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_TEAM } from "../../tools/slack-events.js";
-import { appMention, eventEnvelope, messageEvent, nextTs } from "../../tools/slack-requests.js";
+import { appMention, eventEnvelope, messageEvent } from "../../tools/slack-requests.js";
 import {
   CHANNEL,
   type Harness,
@@ -58,7 +58,7 @@ describe("Slack requests", () => {
   it("answers one Slack message once, whether it arrives as app_mention, message or a retry", async () => {
     const x = await harness();
     x.sim.control.enqueueAnswer({ text: "Only once." });
-    const ts = nextTs();
+    const ts = x.slack.nextTs();
     x.slack.seedMessage({ channel: CHANNEL, ts, user: USER, text: "<@UBOT> once?" });
     const fields = { channel: CHANNEL, user: USER, text: "<@UBOT> once?", ts };
     const mention = eventEnvelope(appMention(fields), { eventId: "Ev1" });
@@ -107,7 +107,7 @@ describe("conversations", () => {
 
   it("does not answer a thread message where the bot has no conversation", async () => {
     const x = await harness();
-    const parent = nextTs();
+    const parent = x.slack.nextTs();
     x.slack.seedMessage({ channel: CHANNEL, ts: parent, user: USER, text: "people talking" });
     await x.message({ text: "no mention here", thread_ts: parent });
     await x.message({ text: "top-level chatter" });

@@ -9,7 +9,6 @@ import {
   appMention,
   eventEnvelope,
   messageEvent,
-  nextTs,
   type Payload,
 } from "../../tools/slack-requests.js";
 import { hasStopButton } from "../support/bridge-harness.js";
@@ -80,14 +79,15 @@ describe("two replicas in Socket Mode", () => {
     const url = await testDatabase();
     await Promise.all([launch(url), launch(url)]);
     await slack.waitFor(() => slack.socket.connections === 2, 30_000);
-    const roots = Array.from({ length: THREADS }, () => nextTs());
+    // From the fake's own counter: a ts from the clock alone may be one a post of the bots took.
+    const roots = Array.from({ length: THREADS }, () => slack.nextTs());
     for (const round of [0, 1]) {
       await Promise.all(
         roots.map(async (root, thread) => {
           const user = `U0SOCK${thread}`;
           const channel = channelOf(thread);
           const text = `Thread ${thread}, question ${round}`;
-          const ts = round === 0 ? root : nextTs();
+          const ts = round === 0 ? root : slack.nextTs();
           slack.seedMessage({
             channel,
             ts,
