@@ -448,12 +448,13 @@ describe("the PostgreSQL stores", () => {
     await database.opened;
     // No statement yet: three made, one after another.
     await vi.waitFor(() => expect(connections).toBe(3));
-    // Three statements at once find them open: none more is made.
+    // Two statements at once find them open, and one still idle: none more is made. (With all
+    // three in use at once, growing ahead would open a fourth, as the test above shows.)
     const { db } = database;
     const answers = await Promise.all(
-      [1, 2, 3].map((n) => db.executeQuery(CompiledQuery.raw(`SELECT ${n} AS n`))),
+      [1, 2].map((n) => db.executeQuery(CompiledQuery.raw(`SELECT ${n} AS n`))),
     );
-    expect(answers.map((a) => a.rows)).toEqual([[{ n: 1 }], [{ n: 2 }], [{ n: 3 }]]);
+    expect(answers.map((a) => a.rows)).toEqual([[{ n: 1 }], [{ n: 2 }]]);
     expect(connections).toBe(3);
   });
 
