@@ -22,16 +22,17 @@ export interface RunFollowDeps {
  * The last step: follows the turn's run to its end status, showing the text as it is
  * written. The run's time limit counts from its recorded start, so a restart does not
  * give it a new allowance; past it the run is stopped, and if it does not end within a
- * grace period, following is abandoned.
+ * grace period, following is abandoned. `halt` ends following too (the run's start could not
+ * be recorded).
  */
 export function runFollow(deps: RunFollowDeps) {
-  return async (turn: Turn, context: StepContext): Promise<Run> => {
+  return async (turn: Turn, context: StepContext, halt?: AbortSignal): Promise<Run> => {
     const runId = turn.runId;
     if (runId === null) throw new Error(`turn ${turn.id} has no run to follow`);
     const { life } = context;
     const { clock, runTimeoutMs } = deps;
     const abandon = new AbortController();
-    const follow = AbortSignal.any([abandon.signal, life.leaving]);
+    const follow = AbortSignal.any([abandon.signal, life.leaving, ...(halt ? [halt] : [])]);
     let cancelGiveUp = () => {};
     const caller = callerOf(context);
     const left = Math.max(0, (turn.runStartedAt ?? clock.now()) + runTimeoutMs - clock.now());

@@ -55,9 +55,23 @@ export class RunStart {
     },
   ) {}
 
-  /** The turn unchanged (no run) when it was stopped while its start waited in the budget. */
-  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
-    if (turn.runId !== null || turn.serviceMessageId === null) return turn;
+  /** The turn as recorded once its run has started (unchanged when stopped before one). */
+  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> =>
+    (await this.begin(turn, context)).recorded;
+
+  /**
+   * Starts the turn's run: `started` is the turn with its run as it will be recorded, as soon
+   * as the service has answered, and `recorded` settles once the record is written. Whoever
+   * follows the run need not wait for the record (a round trip): the run is this turn's
+   * whether or not it lands, and `recorded` says when it did not. The turn unchanged (no run,
+   * `recorded` at once) when it was stopped while its start waited in the budget.
+   */
+  async begin(
+    turn: Turn,
+    context: StepContext,
+  ): Promise<{ started: Turn; recorded: Promise<Turn> }> {
+    const unchanged = { started: turn, recorded: Promise.resolve(turn) };
+    if (turn.runId !== null || turn.serviceMessageId === null) return unchanged;
     // Sent by an earlier process (or before a shutdown) that never learnt the outcome.
     if (turn.state === "run_starting") throw new RunStartUnknown();
     const { life } = context;
@@ -67,16 +81,22 @@ export class RunStart {
     } catch (error) {
       // Stopped while the start waited (in the budget, or to be sent again): nothing started.
       const unknown = error instanceof RunStartUnknown;
-      if (life.stopped && life.waits.aborted && !unknown) return turn;
+      if (life.stopped && life.waits.aborted && !unknown) return unchanged;
       throw error;
     }
-    const started = await this.deps.turns.recordRunStart(turn.id, {
-      runId: run.id,
-      startedAt: this.deps.clock.now(),
-    });
+    const start = { runId: run.id, startedAt: this.deps.clock.now() };
+    const recorded = this.deps.turns.recordRunStart(turn.id, start);
+    // Told by whoever awaits it; never an unhandled rejection meanwhile.
+    recorded.catch(() => undefined);
     life.reply.status({ kind: "working" });
-    return started;
-  };
+    const started = {
+      ...turn,
+      state: "run_started" as const,
+      runId: run.id,
+      runStartedAt: start.startedAt,
+    };
+    return { started, recorded };
+  }
 
   /** One start, sent at most once; throws RunStartUnknown when it may have started a run. */
   private async attempt(turn: Turn, context: StepContext): Promise<Run> {

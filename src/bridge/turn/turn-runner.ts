@@ -59,13 +59,14 @@ export interface TurnRunnerDeps {
 /**
  * Works one turn from its stored state to the end, as a short list of steps: open the
  * service thread → compose the question → post it → wait for the reply to come near → start
- * the run → follow the run → finish. Each step does nothing when the record says it is done, so a restart resumes
+ * the run → follow the run (beside the start's record) → finish. Each step does nothing when the record says it is done, so a restart resumes
  * where the turn stopped; whether the turn was stopped or left is asked once, between steps.
  * Every stop of a turn, whatever asked, goes through `stop`.
  */
 export class TurnRunner {
   private readonly steps: TurnStep[];
-  private readonly follow: (turn: Turn, context: StepContext) => Promise<Run>;
+  private readonly start: RunStart;
+  private readonly follow: (turn: Turn, context: StepContext, halt: AbortSignal) => Promise<Run>;
 
   constructor(private readonly deps: TurnRunnerDeps) {
     const { service, turns, conversations, settings, content, relay, clock } = deps;
@@ -77,8 +78,9 @@ export class TurnRunner {
       sideBySide(threadOpen(service, conversations), inTurn(content.step, post.attempt)),
       post.step,
       replyNear,
-      new RunStart({ service, turns, settings, clock, durable }).step,
     ];
+    // The last step before following: its record and following the run go side by side.
+    this.start = new RunStart({ service, turns, settings, clock, durable });
     this.follow = runFollow({
       relay,
       clock,
@@ -177,19 +179,58 @@ export class TurnRunner {
     context: StepContext,
   ): Promise<Run | undefined> {
     let turn = start;
-    for (const step of [...this.steps, undefined]) {
-      await this.heedStopRequest(turn, life);
-      // Left (its lease lost, a shutdown): no further step; the catch in `work` lets it go.
-      life.leaving.throwIfAborted();
-      if (life.unshown !== undefined && turn.runId === null) throw life.unshown;
-      if (life.stopped && turn.runId === null) return undefined;
-      if (!step) break;
+    for (const step of this.steps) {
+      if (!(await this.mayGoOn(turn, life))) return undefined;
       turn = await step(turn, context);
       life.ran(turn.runId);
     }
+    if (!(await this.mayGoOn(turn, life))) return undefined;
+    const { started, recorded } = await this.start.begin(turn, context);
+    life.ran(started.runId);
+    if (!(await this.mayGoOn(started, life))) return undefined;
     // Stopped while the start was on its way: the run exists now, so it is stopped and followed.
-    if (life.stopped && life.runId) await this.stopRunOf(life, life.runId, turn);
-    return this.follow(turn, context);
+    if (life.stopped && life.runId) await this.stopRunOf(life, life.runId, started);
+    return this.followRecorded(started, recorded, context);
+  }
+
+  /**
+   * Whether the next step may be taken: a stop asked elsewhere is heeded first; false when
+   * the turn was stopped before a run existed; throws when it was left (its lease lost, a
+   * shutdown: the catch in `work` lets it go) or its reply cannot be shown.
+   */
+  private async mayGoOn(turn: Turn, life: TurnLife): Promise<boolean> {
+    await this.heedStopRequest(turn, life);
+    life.leaving.throwIfAborted();
+    if (life.unshown !== undefined && turn.runId === null) throw life.unshown;
+    return !(life.stopped && turn.runId === null);
+  }
+
+  /**
+   * Follows the run while its start is recorded, a round trip the first words need not wait
+   * for. The turn ends only once both have: should the record fail, following stops and the
+   * turn ends with the record's error, as it would have before following began. A stop asked
+   * elsewhere meanwhile, found on the turn as recorded, is heeded then.
+   */
+  private async followRecorded(
+    started: Turn,
+    recorded: Promise<Turn>,
+    context: StepContext,
+  ): Promise<Run> {
+    const unrecorded = new AbortController();
+    const heeded = recorded.then(
+      (turn) => this.heedStopRequest(turn, context.life),
+      (error) => {
+        unrecorded.abort(error);
+        throw error;
+      },
+    );
+    const [followed, record] = await Promise.allSettled([
+      this.follow(started, context, unrecorded.signal),
+      heeded,
+    ]);
+    if (record.status === "rejected") throw record.reason;
+    if (followed.status === "rejected") throw followed.reason;
+    return followed.value;
   }
 
   /** The steps' context, on the conversation read with the turn if it was (else read now). */

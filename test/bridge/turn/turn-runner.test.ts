@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { START_UNCONFIRMED } from "../../../src/bridge/turn/turn-ending.js";
 import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
+import type { TurnStore } from "../../../src/store/stores.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { fakeCore } from "../../support/fake-core.js";
 import { turnLife } from "../../support/fake-replies.js";
@@ -111,6 +112,41 @@ describe("the turn runner", () => {
       "finish:completed:The answer.",
     ]);
     expect(done.replyParts).toEqual([`reply-${t.id}`]);
+  });
+
+  it("follows the run while its start is being recorded, and ends the turn only once it is", async () => {
+    const s = await setup();
+    const recording = heldRecordRunStart(s.turns);
+    const t = await s.turn();
+    const done = s.runner.run(await s.live(t));
+    await recording.entered;
+    // The record of the start is still on its way: the run is followed and its text shown.
+    await vi.waitFor(() => expect(s.replies.story(t.id)).toContain("show:working:The answer."));
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "run_starting", runId: null });
+    expect(s.replies.story(t.id).some((line) => line.startsWith("finish"))).toBe(false);
+    recording.release();
+    await done;
+    expect(await s.turns.byId(t.id)).toMatchObject({
+      state: "finished",
+      outcome: "completed",
+      runId: "run-3",
+    });
+    expect(s.replies.story(t.id).at(-1)).toBe("finish:completed:The answer.");
+  });
+
+  it("stops following when the run's start cannot be recorded, and ends with an error", async () => {
+    const s = await setup();
+    s.service.hang = true;
+    const recording = heldRecordRunStart(s.turns);
+    const t = await s.turn();
+    const done = s.runner.run(await s.live(t));
+    await recording.entered;
+    await vi.waitFor(() => expect(s.replies.story(t.id)).toContain("show:working:The an"));
+    recording.fail(new Error("the database went away"));
+    await done;
+    // Following ended with the record's failure: the hanging run was not waited for.
+    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
+    expect(s.replies.story(t.id).at(-1)).toBe("finish:unreachable:The an");
   });
 
   it("hands the steps the run's stream tells to the turn's reply", async () => {
@@ -580,3 +616,27 @@ describe("the turn runner", () => {
     });
   });
 });
+
+/**
+ * The turn store's next record of a run's start waits until `release` (or fails with `fail`);
+ * `entered` resolves when it is asked.
+ */
+function heldRecordRunStart(turns: TurnStore) {
+  const record = turns.recordRunStart.bind(turns);
+  let entered = () => {};
+  const reached = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  let settle: (failure?: Error) => void = () => {};
+  const gate = new Promise<Error | undefined>((resolve) => {
+    settle = resolve;
+  });
+  turns.recordRunStart = async (...args) => {
+    turns.recordRunStart = record;
+    entered();
+    const failure = await gate;
+    if (failure) throw failure;
+    return record(...args);
+  };
+  return { entered: reached, release: () => settle(), fail: (error: Error) => settle(error) };
+}
