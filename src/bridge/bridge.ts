@@ -159,7 +159,10 @@ export class Bridge {
       { turn: turn.id, team: turn.team, channel: turn.channel, conversation: conversation.id },
       "turn accepted",
     );
-    this.afterAck(() => this.attend(conversation.id));
+    this.afterAck(() => {
+      this.deps.runner.expect(turn, conversation);
+      return this.attend(conversation.id);
+    });
     return "accepted";
   }
 

@@ -88,6 +88,12 @@ export interface AssistantService {
   getRun(runId: string, opts?: CallOptions): Promise<Run>;
   streamRun(runId: string, opts?: CallOptions): AsyncGenerator<RunProgress>;
   stopRun(runId: string, opts?: CallOptions): Promise<Run | undefined>;
+  /**
+   * Calls for `caller` that will come within two seconds (a turn just accepted), by the
+   * budget they take: `request` (threads, messages, streams) and `run_start`. A budget kept in
+   * a database takes their slots ahead. Nothing is sent.
+   */
+  expect?(calls: { request?: number; run_start?: number }, caller: Caller): void;
   listMessages(
     threadId: string,
     opts?: CallOptions,

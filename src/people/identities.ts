@@ -52,9 +52,12 @@ export class Identities implements CredentialSource {
 
   resolve(caller: CallFor, request: RequestInfo): Credential | Promise<Credential> {
     const { party, workspace, threadOwner } = caller;
-    // The shared token is known at once: no store read, no await.
-    if (this.options.mode === "shared" || party === undefined) return this.shared;
-    return this.personOf(party, workspace, request, threadOwner);
+    return this.known(caller) ?? this.personOf(party as string, workspace, request, threadOwner);
+  }
+
+  /** The shared token is known at once: no store read, no await. A person's is not. */
+  known(caller: CallFor): Credential | undefined {
+    return this.options.mode === "shared" || caller.party === undefined ? this.shared : undefined;
   }
 
   /**

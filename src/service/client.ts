@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { BudgetKind } from "../budgets/service/budget.js";
 import { type Clock, systemClock } from "../time.js";
 import {
   type ChatCompletionChunk,
@@ -7,6 +8,7 @@ import {
   type QueuedChatCompletion,
   streamChatCompletion,
 } from "./chat-completions.js";
+import type { CallFor } from "./credential.js";
 import { BadRequestError, ProtocolError, type RequestInfo } from "./errors.js";
 import { ServiceHttp } from "./http/http.js";
 import { parseBody } from "./http/http-body.js";
@@ -69,6 +71,11 @@ export class ServiceClient {
     this.#streamIdleTimeoutMs = streamIdleTimeoutMs;
     this.#paging = messagePaging;
     this.#threadFilterParam = threadFilterParam;
+  }
+
+  /** Calls for `caller` that will come within two seconds, by kind (ServiceHttp.expect). */
+  expect(calls: Partial<Record<BudgetKind, number>>, caller: CallFor = {}): void {
+    this.#http.expect(calls, caller);
   }
 
   async openThread(

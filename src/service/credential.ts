@@ -36,6 +36,11 @@ export interface CredentialSource {
    */
   resolve(caller: CallFor, request: RequestInfo): Credential | Promise<Credential>;
   /**
+   * The credential `resolve` would give `caller`, when it is known at once without reading
+   * anything or telling anyone (the shared token); undefined otherwise. Default: never known.
+   */
+  known?(caller: CallFor): Credential | undefined;
+  /**
    * The service answered 401 to this personal credential: whether the person's token is now
    * forgotten (the refusal was confirmed) or kept (it was not: a passing fault, or the
    * service refusing everyone). The caller's error says which (PersonalTokenError).
@@ -49,7 +54,7 @@ export type RefusalOutcome = "forgotten" | "kept";
 /** Every call carries one token: the bot's shared one. */
 export function sharedCredential(token: string): CredentialSource {
   const credential: Credential = { identity: "shared", token, personal: false };
-  return { resolve: () => credential };
+  return { resolve: () => credential, known: () => credential };
 }
 
 /**

@@ -108,6 +108,23 @@ describe("Bridge.accept", () => {
     expect(await leases.heldBy("replica-1")).toBe(0);
   });
 
+  it("tells the service the calls an accepted turn will make, once Slack has been answered", async () => {
+    const s = setup();
+    const first = inbound();
+    expect(await s.bridge.accept(first)).toBe("accepted");
+    // Told after the acknowledgement: nothing yet.
+    expect(s.service.expected).toEqual([]);
+    await s.bridge.idle();
+    // A new thread: the thread, the question and the run's stream; the run's start.
+    expect(s.service.expected).toEqual([
+      { calls: { request: 3, run_start: 1 }, caller: { party: first.user, workspace: "T1" } },
+    ]);
+    // A follow-up in a thread that has its service thread needs none opened.
+    expect(await s.bridge.accept(inbound({ threadTs: first.threadTs }))).toBe("accepted");
+    await s.bridge.idle();
+    expect(s.service.expected[1]?.calls).toEqual({ request: 2, run_start: 1 });
+  });
+
   it("records a message once, however often it is delivered", async () => {
     const s = setup();
     const message = inbound();

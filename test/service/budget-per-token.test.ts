@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceBudget } from "../../src/budgets/service/budget.js";
 import { type QueueInfo, ServiceClient } from "../../src/service/client.js";
+import { budgetUser } from "../../src/service/credential.js";
 import { CanceledError } from "../../src/service/errors.js";
 import { type RunningSimulator, startSimulator } from "../../tools/simulator/server.js";
 
@@ -92,5 +93,37 @@ describe("the service budget per token", () => {
     stop.abort();
     for (const waiting of alice.slice(20))
       await expect(waiting).rejects.toBeInstanceOf(CanceledError);
+  });
+});
+
+describe("calls expected ahead", () => {
+  it("go to the budget of the token known at once, by its fingerprint; none when it is not known", async () => {
+    const expected: [string, string, number][] = [];
+    const budget = new ServiceBudget(LIMITS);
+    const service = new ServiceClient({
+      baseUrl: "http://127.0.0.1:9",
+      token: "shared-token",
+      budget: {
+        take: budget.take.bind(budget),
+        pauseUntil: budget.pauseUntil.bind(budget),
+        expect: (user, kind, count) => expected.push([user, kind, count]),
+      },
+      credentials: {
+        resolve: () => ({ identity: "shared", token: "shared-token", personal: false }),
+        // Alice's own token would be read from the store: not known at once.
+        known: ({ party }) =>
+          party === "U0ALICE"
+            ? undefined
+            : { identity: "shared", token: "shared-token", personal: false },
+      },
+    });
+    client = service;
+    service.expect({ request: 3, run_start: 1 }, { party: "U0BOB" });
+    service.expect({ request: 2, run_start: 1 }, { party: "U0ALICE" });
+    expect(expected).toEqual([
+      [budgetUser("shared-token"), "request", 3],
+      [budgetUser("shared-token"), "run_start", 1],
+    ]);
+    expect(JSON.stringify(expected)).not.toContain("shared-token");
   });
 });

@@ -1,5 +1,6 @@
 import type {
   AssistantService,
+  Caller,
   CallOptions,
   ReplyStep,
   Run,
@@ -36,6 +37,8 @@ export class FakeServiceError extends Error {
  */
 export class FakeService implements AssistantService {
   readonly calls: ServiceCall[] = [];
+  /** The calls told to come soon (`expect`), in order, with whom they are for. */
+  readonly expected: { calls: { request?: number; run_start?: number }; caller: Caller }[] = [];
   readonly messages: { id: string; content: string; role: string }[] = [];
   answer = "The answer.";
   /** The status a run ends with, unless stopped. */
@@ -105,6 +108,10 @@ export class FakeService implements AssistantService {
     const run: Run = { id: `run-${++this.ids}`, status: "in_progress" };
     this.runs.set(run.id, run);
     return run;
+  }
+
+  expect(calls: { request?: number; run_start?: number }, caller: Caller): void {
+    this.expected.push({ calls, caller });
   }
 
   async getRun(runId: string): Promise<Run> {

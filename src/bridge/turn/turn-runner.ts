@@ -90,6 +90,17 @@ export class TurnRunner {
   }
 
   /**
+   * `turn` was just recorded in `conversation`: its steps' service calls (the thread if it
+   * has none yet, the question, the run's start and its stream) will come within a second or
+   * two, and their budget's slots are asked for now, ahead of them (AssistantService.expect).
+   */
+  expect(turn: Turn, conversation: Conversation): void {
+    if (turn.state !== "received") return;
+    const request = (conversation.serviceThreadId === null ? 1 : 0) + 2;
+    this.deps.service.expect?.({ request, run_start: 1 }, callerFor(turn.user, conversation));
+  }
+
+  /**
    * Works `life`'s turn, unless it is no longer waiting (stopped, or left). `read`: the turn as
    * read from the store just before, with nothing awaited since (it waited behind no other
    * turn); otherwise it is read again. Either way each step's write is conditional on the row

@@ -66,9 +66,10 @@ export class TakesAhead<T> {
    * hand, in one statement, so that the call finds one in hand when it comes. Those expected
    * while a take is on its way are asked for once it lands, at the instant the last of them
    * was expected (each take is ahead of its call anyway). `statement` takes `count` at `now`.
+   * `calls`: how many such calls (default 1).
    */
-  expect(now: number, statement: (count: number) => Promise<TakeAnswer<T>>): void {
-    this.expected.push(now);
+  expect(now: number, statement: (count: number) => Promise<TakeAnswer<T>>, calls = 1): void {
+    for (let i = 0; i < calls; i++) this.expected.push(now);
     this.later = { now, statement };
     this.askExpected();
   }
@@ -163,10 +164,11 @@ export class TakesAhead<T> {
 
   /**
    * Whoever was woken for the takes in hand did not spend them all: all but the `keep` newest
-   * are let go now.
+   * are let go now, and those kept for calls expected (`expect`) and not come yet.
    */
   unspent(keep = 0): void {
-    const gone = this.hand.splice(0, Math.max(0, this.hand.length - keep));
+    const kept = Math.max(keep, this.expected.length);
+    const gone = this.hand.splice(0, Math.max(0, this.hand.length - kept));
     for (const { value } of gone) this.drop(value);
   }
 

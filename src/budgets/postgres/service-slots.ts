@@ -95,6 +95,10 @@ export class PostgresSlotWindow implements SlotWindow {
     return id;
   }
 
+  expect(now: number, count: number): void {
+    this.takes.expect(now, (wanted) => this.take(now, wanted), count);
+  }
+
   release(id: number, now: number): void {
     if (!this.mine.delete(id)) return;
     const untilAt = now + this.rules.holdMs;

@@ -83,6 +83,11 @@ export class BudgetLane<T extends LaneTicket> {
     this.refresh();
   }
 
+  /** `count` tickets will join within two seconds (SlotWindow.expect). */
+  expect(count: number): void {
+    this.options.window.expect?.(this.options.clock.now(), count);
+  }
+
   /** A waiting ticket leaves the queue; the others move up. */
   leave(ticket: T): void {
     const queue = this.queues.get(ticket.party);

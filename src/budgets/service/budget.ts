@@ -218,6 +218,14 @@ export class ServiceBudget {
     return ticket;
   }
 
+  /**
+   * `count` calls of (user, kind) will take tickets within two seconds, though none does yet:
+   * slots kept in a database are taken for them ahead (SlotWindow.expect).
+   */
+  expect(user: string, kind: BudgetKind, count: number): void {
+    if (count > 0) this.lane(user, kind).expect(count);
+  }
+
   /** The service said Retry-After: nobody of (user, kind) goes before `untilMs` (clock time). */
   pauseUntil(user: string, kind: BudgetKind, untilMs: number): void {
     this.lane(user, kind).pauseUntil(untilMs);

@@ -35,6 +35,13 @@ export interface SlotWindow {
    * are taken that many at once, for the calls that follow.
    */
   occupy(now: number, wanted?: number): number | undefined;
+  /**
+   * `count` requests will come within two seconds (a turn just accepted: its thread, its
+   * question, its run), though none waits yet: slots kept in a database are taken for them
+   * ahead (budgets/postgres/ahead.ts), so that each finds its slot in hand rather than a round
+   * trip later. Memory needs none.
+   */
+  expect?(now: number, count: number): void;
   /** The request of slot `id` finished at `now`: the slot frees one hold later. */
   release(id: number, now: number): void;
   /** Nobody takes a slot before `until`. */

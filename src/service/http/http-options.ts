@@ -7,7 +7,8 @@ import type { RateLimitedError } from "../errors.js";
 /** How the request core (http.ts) is set up: where the service is, its limits and timeouts. */
 
 /** What the client needs of a budget; a `ServiceBudget` shared by every caller in production. */
-export type ClientBudget = Pick<ServiceBudget, "take" | "pauseUntil">;
+export type ClientBudget = Pick<ServiceBudget, "take" | "pauseUntil"> &
+  Partial<Pick<ServiceBudget, "expect">>;
 
 export interface HttpOptions {
   /** The service's {base_url}; requests go to `<baseUrl>/v1/...`. */

@@ -1,10 +1,11 @@
 import type { Readable } from "node:stream";
 import { Agent, type Dispatcher } from "undici";
-import { type BudgetTicket, ServiceBudget } from "../../budgets/service/budget.js";
+import { type BudgetKind, type BudgetTicket, ServiceBudget } from "../../budgets/service/budget.js";
 import { reportQueued, takeOptions, waitForTurn } from "../../budgets/service/budget-wait.js";
 import { type Clock, systemClock } from "../../time.js";
 import {
   budgetUser,
+  type CallFor,
   type Credential,
   type CredentialSource,
   type RefusalOutcome,
@@ -153,6 +154,21 @@ export class ServiceHttp {
         ticket.release();
       }
     });
+  }
+
+  /**
+   * Calls for `caller` that will come within two seconds (a turn just accepted), by kind: the
+   * budget takes their slots ahead where it keeps them in a database, so that each finds its
+   * slot in hand. Nothing is sent. Only for a credential known at once (the shared token):
+   * finding a person's own would read the store, and could tell them to link one.
+   */
+  expect(calls: Partial<Record<BudgetKind, number>>, caller: CallFor): void {
+    const credential = this.#credentials.known?.(caller);
+    if (!credential || !this.#budget.expect) return;
+    const user = budgetUser(credential.token);
+    for (const [kind, count] of Object.entries(calls) as [BudgetKind, number][]) {
+      this.#budget.expect(user, kind, count);
+    }
   }
 
   /** Closes the dispatcher when this core created it. */

@@ -166,6 +166,35 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     expect(held).toEqual([{ n: 39 }]);
   });
 
+  it("takes the slots of requests expected in one statement, and keeps them for those requests", async () => {
+    const { replica, budget, clock, statements } = await counting("budget_take_slots");
+    // 20 run starts a minute: none is taken ahead of a ticket unless it is expected.
+    budget.expect(USER, "run_start", 3);
+    await clock.advance(0);
+    expect(statements()).toBe(1);
+    const held = () =>
+      replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
+    expect(await held()).toEqual([{ n: 3 }]);
+    // The three come a second later and find their slots in hand, without another statement.
+    await clock.advance(1_000);
+    const starts = Array.from({ length: 3 }, () => budget.take(USER, "run_start"));
+    const ready = readiness(starts);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ready()).toEqual(starts);
+    expect(statements()).toBe(1);
+  });
+
+  it("lets go of the slots of requests expected that never came", async () => {
+    const { replica, budget, clock } = await counting("budget_take_slots");
+    budget.expect(USER, "run_start", 2);
+    await clock.advance(0);
+    await clock.advance(IN_HAND_MS + 1);
+    const held = await replica.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
+    );
+    expect(held).toEqual([{ n: 0 }]);
+  });
+
   it("gathers the releases of requests answered within a short while into one statement", async () => {
     const [replica] = await replicas(1);
     let statements = 0;
