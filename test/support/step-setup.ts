@@ -35,7 +35,7 @@ export async function stepSetup() {
     const life = new TurnLife(t, new TurnReply(replies, stores.turns, t));
     const conversation = (await stores.conversations.byId(c.id)) ?? c;
     const outage = { giveUpAfterMs: 0, clock, onRetry: () => {} };
-    return { life, conversation, outage, party: t.user };
+    return { life, conversation, outage, party: t.user, landing: [] };
   };
   /** Brings `t` to `composed` with its own content. */
   const composed = async (t: Turn) =>

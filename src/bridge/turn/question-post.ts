@@ -41,13 +41,17 @@ export class QuestionPost {
     const threadId = serviceThreadOf(context);
     const text = turn.serviceContent ?? turn.content;
     // The message, recorded beside how far the conversation's thread is now passed on (two
-    // records, neither waiting for the other).
-    const recorded = async (messageId: string) => {
-      const [posted] = await Promise.all([
+    // records, neither waiting for the other), and not waited for: the run's start is the
+    // turn's next write, which the store makes only after this one (and refuses should it
+    // have failed: no run starts on a message not recorded). The steps go on meanwhile.
+    const recorded = (messageId: string): Turn => {
+      const landing = Promise.all([
         turns.recordMessage(turn.id, messageId),
         content.posted(turn, context.conversation),
       ]);
-      return posted;
+      landing.catch(() => undefined);
+      context.landing.push(landing);
+      return { ...current, state: "message_posted", serviceMessageId: messageId };
     };
     let current = turn;
     return throughOutage(async () => {

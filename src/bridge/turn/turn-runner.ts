@@ -133,7 +133,10 @@ export class TurnRunner {
       const opened = this.open(turn, life);
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
-      const run = await this.advance(turn, life, await this.context(turn, life, conversation));
+      const steps = await this.context(turn, life, conversation);
+      const run = await this.advance(turn, life, steps);
+      // The records not waited for (the question's message) have landed, or the turn fails.
+      await Promise.all(steps.landing);
       await opened;
       // Left while its reply was opening (the lease lost): the new holder shows the ending.
       life.leaving.throwIfAborted();
@@ -261,7 +264,7 @@ export class TurnRunner {
         life.reply.status({ kind: "retrying", note: STILL_TRYING });
       },
     };
-    return { life, conversation, outage, party: turn.user };
+    return { life, conversation, outage, party: turn.user, landing: [] };
   }
 
   /** Shows the ending, then records the turn finished, once (whether or not Slack took it). */

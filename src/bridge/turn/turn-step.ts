@@ -18,6 +18,12 @@ export interface StepContext {
    * sent since (QuestionPost.attempt): the post needs no look for an earlier one.
    */
   unsentAttempt?: boolean;
+  /**
+   * Records a step made without waiting for them to land (the question's message): the
+   * turn's next write queues behind them in the store (TurnStore's writes of one turn go one
+   * after another), and the runner ends the turn only once they have landed.
+   */
+  landing: Promise<unknown>[];
 }
 
 /**

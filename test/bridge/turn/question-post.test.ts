@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { QuestionPost } from "../../../src/bridge/turn/question-post.js";
 import { TurnContent } from "../../../src/bridge/turn/turn-content.js";
 import { FakeServiceError } from "../../support/fake-service.js";
+import { heldCall } from "../../support/held-call.js";
 import { stepSetup } from "../../support/step-setup.js";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -36,6 +37,24 @@ describe("QuestionPost", () => {
     ]);
   });
 
+  it("goes on once the question is posted, its message recorded without waiting", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    const recording = heldCall(s.stores.turns, "recordMessage");
+    const context = await s.context(t);
+    const posted = await s.post.step(t, context);
+    // The step has ended with the message; its record is still on its way.
+    expect(posted).toMatchObject({ state: "message_posted", serviceMessageId: "msg-1" });
+    await recording.entered;
+    expect((await s.stores.turns.byId(t.id))?.state).toBe("posting");
+    recording.release();
+    await Promise.all(context.landing);
+    expect(await s.stores.turns.byId(t.id)).toMatchObject({
+      state: "message_posted",
+      serviceMessageId: "msg-1",
+    });
+  });
+
   it("does nothing for a turn whose question is posted", async () => {
     const s = await setup();
     const t = await s.composed(await s.turn());
@@ -58,7 +77,9 @@ describe("QuestionPost", () => {
   it("does not take an earlier turn's same question for this one", async () => {
     const s = await setup();
     const first = await s.composed(await s.turn("same?"));
-    await s.post.step(first, await s.context(first));
+    const firstContext = await s.context(first);
+    await s.post.step(first, firstContext);
+    await Promise.all(firstContext.landing);
     const again = await s.composed(await s.turn("same?"));
     s.service.failNext("postMessage", new FakeServiceError("connection"));
     await expect(s.post.step(again, await s.context(again))).rejects.toThrow("fake connection");

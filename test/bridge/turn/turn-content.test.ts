@@ -87,7 +87,7 @@ async function setup(messages: ThreadMessage[], budgetChars = 12_000) {
   const compose = async (t: Turn) => {
     const outage = { giveUpAfterMs: 0, clock: systemClock, onRetry: () => {} };
     const life = turnLife(new FakeReplies(), turns, t);
-    const context = { life, conversation: await fresh(), outage, party: t.user };
+    const context = { life, conversation: await fresh(), outage, party: t.user, landing: [] };
     const composed = await content.step(t, context);
     return { text: composed.serviceContent ?? "", turn: composed };
   };

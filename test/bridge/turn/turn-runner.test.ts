@@ -2,11 +2,11 @@ import { describe, expect, it, vi } from "vitest";
 import { START_UNCONFIRMED } from "../../../src/bridge/turn/turn-ending.js";
 import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import { memoryStores } from "../../../src/store/in-memory.js";
-import type { TurnStore } from "../../../src/store/stores.js";
 import type { Turn } from "../../../src/store/turn.js";
 import { fakeCore } from "../../support/fake-core.js";
 import { turnLife } from "../../support/fake-replies.js";
 import { FakeServiceError, type ServiceCall } from "../../support/fake-service.js";
+import { heldCall } from "../../support/held-call.js";
 import { ManualClock } from "../../support/manual-clock.js";
 
 const KEY = { team: "T1", channel: "C1", threadTs: "100.000001" };
@@ -116,7 +116,7 @@ describe("the turn runner", () => {
 
   it("follows the run while its start is being recorded, and ends the turn only once it is", async () => {
     const s = await setup();
-    const recording = heldRecordRunStart(s.turns);
+    const recording = heldCall(s.turns, "recordRunStart");
     const t = await s.turn();
     const done = s.runner.run(await s.live(t));
     await recording.entered;
@@ -137,7 +137,7 @@ describe("the turn runner", () => {
   it("stops following when the run's start cannot be recorded, and ends with an error", async () => {
     const s = await setup();
     s.service.hang = true;
-    const recording = heldRecordRunStart(s.turns);
+    const recording = heldCall(s.turns, "recordRunStart");
     const t = await s.turn();
     const done = s.runner.run(await s.live(t));
     await recording.entered;
@@ -147,6 +147,17 @@ describe("the turn runner", () => {
     // Following ended with the record's failure: the hanging run was not waited for.
     expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "error" });
     expect(s.replies.story(t.id).at(-1)).toBe("finish:unreachable:The an");
+  });
+
+  it("starts no run on a question whose message could not be recorded", async () => {
+    const s = await setup();
+    const recording = heldCall(s.turns, "recordMessage");
+    const t = await s.turn();
+    const done = s.finish(await s.live(t));
+    await recording.entered;
+    recording.fail(new Error("the database went away"));
+    expect(await done).toMatchObject({ state: "finished", outcome: "error", runId: null });
+    expect(names(s.service.calls)).toEqual(["openThread", "postMessage"]);
   });
 
   it("hands the steps the run's stream tells to the turn's reply", async () => {
@@ -616,27 +627,3 @@ describe("the turn runner", () => {
     });
   });
 });
-
-/**
- * The turn store's next record of a run's start waits until `release` (or fails with `fail`);
- * `entered` resolves when it is asked.
- */
-function heldRecordRunStart(turns: TurnStore) {
-  const record = turns.recordRunStart.bind(turns);
-  let entered = () => {};
-  const reached = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  let settle: (failure?: Error) => void = () => {};
-  const gate = new Promise<Error | undefined>((resolve) => {
-    settle = resolve;
-  });
-  turns.recordRunStart = async (...args) => {
-    turns.recordRunStart = record;
-    entered();
-    const failure = await gate;
-    if (failure) throw failure;
-    return record(...args);
-  };
-  return { entered: reached, release: () => settle(), fail: (error: Error) => settle(error) };
-}
