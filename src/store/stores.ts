@@ -160,9 +160,14 @@ export interface TurnStore {
    */
   requestStop(id: string, user: string): Promise<boolean>;
 
+  /**
+   * The text the turn posts, fixed; with `attempt`, its post's attempt recorded in the same
+   * write (`posting`), for a post that follows at once.
+   */
   recordContent(
     id: string,
     content: Omit<Extract<TurnEvent, { type: "compose" }>, "type">,
+    options?: { attempt?: boolean },
   ): Promise<Turn>;
   recordPostAttempt(id: string): Promise<Turn>;
   recordMessage(id: string, serviceMessageId: string): Promise<Turn>;

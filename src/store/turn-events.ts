@@ -20,42 +20,50 @@ type Recorders = Pick<
  * means the same in SQLite, PostgreSQL and in memory.
  */
 export abstract class TurnEvents implements Recorders {
-  /** Applies `event` (`applyTurnEvent`) to the stored turn and keeps the result. */
-  protected abstract apply(id: string, event: TurnEvent): Promise<Turn>;
+  /**
+   * Applies `events` in order (`applyTurnEvent`) to the stored turn and keeps the result, in
+   * one write.
+   */
+  protected abstract apply(id: string, events: readonly TurnEvent[]): Promise<Turn>;
 
-  recordContent(id: string, content: Parameters<Recorders["recordContent"]>[1]): Promise<Turn> {
-    return this.apply(id, { type: "compose", ...content });
+  recordContent(
+    id: string,
+    content: Parameters<Recorders["recordContent"]>[1],
+    options: Parameters<Recorders["recordContent"]>[2] = {},
+  ): Promise<Turn> {
+    const compose: TurnEvent = { type: "compose", ...content };
+    return this.apply(id, options.attempt ? [compose, { type: "post_attempt" }] : [compose]);
   }
 
   recordPostAttempt(id: string): Promise<Turn> {
-    return this.apply(id, { type: "post_attempt" });
+    return this.apply(id, [{ type: "post_attempt" }]);
   }
 
   recordMessage(id: string, serviceMessageId: string): Promise<Turn> {
-    return this.apply(id, { type: "message", serviceMessageId });
+    return this.apply(id, [{ type: "message", serviceMessageId }]);
   }
 
   recordRunAttempt(id: string, settings: RunSettings): Promise<Turn> {
-    return this.apply(id, { type: "run_attempt", settings });
+    return this.apply(id, [{ type: "run_attempt", settings }]);
   }
 
   recordRunNotStarted(id: string): Promise<Turn> {
-    return this.apply(id, { type: "run_not_started" });
+    return this.apply(id, [{ type: "run_not_started" }]);
   }
 
   recordRunStart(id: string, run: Parameters<Recorders["recordRunStart"]>[1]): Promise<Turn> {
-    return this.apply(id, { type: "run_start", ...run });
+    return this.apply(id, [{ type: "run_start", ...run }]);
   }
 
   recordReplyAttempt(id: string, part: number): Promise<Turn> {
-    return this.apply(id, { type: "reply_attempt", part });
+    return this.apply(id, [{ type: "reply_attempt", part }]);
   }
 
   recordReply(id: string, parts: string[]): Promise<Turn> {
-    return this.apply(id, { type: "reply", parts });
+    return this.apply(id, [{ type: "reply", parts }]);
   }
 
   finish(id: string, end: Parameters<Recorders["finish"]>[1]): Promise<Turn> {
-    return this.apply(id, { type: "finish", ...end });
+    return this.apply(id, [{ type: "finish", ...end }]);
   }
 }

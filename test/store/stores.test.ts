@@ -272,6 +272,20 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(await stores.turns.requestStop("no-such-turn", "U1")).toBe(false);
   });
 
+  it("fixes a turn's text and records its post's attempt in one write, refused as one", async () => {
+    const stores = open();
+    const id = (await newTurn(stores, "1.1"))?.id as string;
+    const content = { serviceContent: "q", contextThroughTs: "1.0", notes: ["n"] };
+    const attempted = await stores.turns.recordContent(id, content, { attempt: true });
+    expect(attempted).toMatchObject({ state: "posting", ...content });
+    expect(await stores.turns.byId(id)).toMatchObject({ state: "posting", ...content });
+    // Neither part is written when the state allows only one of them.
+    await expect(
+      stores.turns.recordContent(id, { ...content, serviceContent: "again" }, { attempt: true }),
+    ).rejects.toThrow(IllegalTransition);
+    expect((await stores.turns.byId(id))?.serviceContent).toBe("q");
+  });
+
   it("moves a turn through every state and keeps what each transition recorded", async () => {
     const stores = open();
     const { turns } = stores;

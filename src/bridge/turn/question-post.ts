@@ -10,8 +10,8 @@ import { callerOf, type StepContext } from "./turn-step.js";
  * The steps that post a turn's question to its service thread exactly once. The attempt
  * is recorded before it is sent (`posting`); a turn found `posting` (a crash, or a failure
  * after sending) looks for its message in the thread before posting again. The attempt is
- * recorded as soon as the question is composed (`attempt`), while the thread may still be
- * opening, so that the post waits for one round trip less.
+ * recorded with the question's text, in the write that fixes it (`attempt`), while the
+ * thread may still be opening, so that the post waits for no round trip of its own.
  */
 export class QuestionPost {
   constructor(
@@ -25,12 +25,21 @@ export class QuestionPost {
   ) {}
 
   /**
-   * The post's attempt, recorded (and on the disk) ahead of the post, once the question is
-   * composed: nothing is sent yet, so the post that follows in this run need not look first.
+   * The question's text composed and fixed, with the post's attempt, in one write (and on
+   * the disk), ahead of the post: nothing is sent yet, so the post that follows in this run
+   * need not look first. A turn composed by an earlier process has its attempt recorded alone.
    */
   readonly attempt = async (turn: Turn, context: StepContext): Promise<Turn> => {
-    if (turn.state !== "composed") return turn;
-    const attempted = await this.recordAttempt(turn.id);
+    let attempted: Turn;
+    if (turn.state === "received") {
+      const fixed = await this.deps.content.fix(turn, context);
+      if (!fixed) return turn;
+      attempted = await this.deps.turns.recordContent(turn.id, fixed, { attempt: true });
+      await this.deps.durable?.();
+      context.life.reply.setNotes(attempted.notes);
+    } else if (turn.state === "composed") {
+      attempted = await this.recordAttempt(turn.id);
+    } else return turn;
     context.unsentAttempt = true;
     return attempted;
   };

@@ -64,27 +64,24 @@ export function withheldNote(reason: Withheld, count: number): string {
  * has not seen put before it (the rule is `composeThreadContext`). The history is read when
  * the turn runs, never before the turn is recorded.
  */
+/** A turn's text for the service as its record fixes it (TurnStore.recordContent). */
+export type FixedContent = Parameters<TurnStore["recordContent"]>[1];
+
 export class TurnContent {
   constructor(private readonly options: TurnContentOptions) {}
 
   /**
-   * The step that fixes what a turn posts: composed once (the turn becomes `composed`), so
-   * every later attempt posts, and looks for, the very same text.
+   * What a turn posts, composed, for its record to fix once (QuestionPost.attempt), so that
+   * every later attempt posts, and looks for, the very same text; undefined when the turn was
+   * stopped or left while the thread was read: nothing is posted, so nothing is fixed (nor a
+   * note added).
    */
-  readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
-    if (turn.state !== "received") return turn;
+  async fix(turn: Turn, context: StepContext): Promise<FixedContent | undefined> {
     const signal = context.life.waits;
     const { content, through, notes } = await this.compose(turn, context.conversation, signal);
-    // Stopped or left while reading: nothing is posted, so nothing is fixed (nor a note added).
-    if (signal.aborted) return turn;
-    const composed = await this.options.turns.recordContent(turn.id, {
-      serviceContent: content,
-      contextThroughTs: through,
-      notes: [...turn.notes, ...notes],
-    });
-    context.life.reply.setNotes(composed.notes);
-    return composed;
-  };
+    if (signal.aborted) return undefined;
+    return { serviceContent: content, contextThroughTs: through, notes: [...turn.notes, ...notes] };
+  }
 
   /**
    * After the question reached the service: the conversation has passed its thread on up

@@ -75,7 +75,7 @@ export class TurnRunner {
     this.steps = [
       // The service thread, and the question's text with its post's attempt, are made side by
       // side: neither needs the other, and each is a round trip or more.
-      sideBySide(threadOpen(service, conversations), inTurn(content.step, post.attempt)),
+      sideBySide(threadOpen(service, conversations), post.attempt),
       post.step,
       replyNear,
     ];
@@ -345,11 +345,6 @@ export class TurnRunner {
       return false;
     }
   }
-}
-
-/** Two steps of the same record, the second on the turn as the first leaves it. */
-function inTurn(first: TurnStep, second: TurnStep): TurnStep {
-  return async (turn, context) => second(await first(turn, context), context);
 }
 
 /**

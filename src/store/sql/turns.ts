@@ -278,11 +278,11 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
    * in between (a replica whose lease lapsed in a stall, a stop), the write is refused like
    * any transition the state no longer allows, never reported as done.
    */
-  protected apply(id: string, event: TurnEvent): Promise<Turn> {
+  protected apply(id: string, events: readonly TurnEvent[]): Promise<Turn> {
     const before = this.writing.get(id) ?? Promise.resolve();
     const next = before.then(
-      () => this.applyNow(id, event),
-      () => this.applyNow(id, event),
+      () => this.applyNow(id, events),
+      () => this.applyNow(id, events),
     );
     const settled = next.catch(() => undefined);
     this.writing.set(id, settled);
@@ -292,10 +292,10 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     return next;
   }
 
-  private async applyNow(id: string, event: TurnEvent): Promise<Turn> {
+  private async applyNow(id: string, events: readonly TurnEvent[]): Promise<Turn> {
     const known = this.versions.get(id);
     if (known) {
-      const written = await this.writeKnown(known, event);
+      const written = await this.writeKnown(known, events);
       if (written) return written;
       this.versions.forget(id);
     }
@@ -306,15 +306,19 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
       .executeTakeFirst();
     if (!row) throw new Error(`turn ${id} does not exist`);
     const current = { turn: toTurn(row as TurnRow), updatedAt: row.updated_at };
-    const written = await this.write(current, event);
-    if (!written) throw new IllegalTransition(id, current.turn.state, event.type);
+    const written = await this.write(current, events);
+    if (!written)
+      throw new IllegalTransition(id, current.turn.state, (events[0] as TurnEvent).type);
     return written;
   }
 
-  /** As write, from the version kept; undefined too when that version does not allow `event`. */
-  private async writeKnown(known: TurnVersion, event: TurnEvent): Promise<Turn | undefined> {
+  /** As write, from the version kept; undefined too when that version does not allow `events`. */
+  private async writeKnown(
+    known: TurnVersion,
+    events: readonly TurnEvent[],
+  ): Promise<Turn | undefined> {
     try {
-      return await this.write(known, event);
+      return await this.write(known, events);
     } catch (error) {
       // The row may have moved on to a state that does allow it: read, and decide from that.
       if (error instanceof IllegalTransition) return undefined;
@@ -323,12 +327,16 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   /**
-   * The turn after `event`, written if the row is still `current`; undefined if it is not. A
+   * The turn after `events`, in order, written in one statement if the row is still `current`;
+   * undefined if it is not. A
    * stop asked through another replica is not a version of its own (requestStop): it is read
    * back with the write.
    */
-  private async write(current: TurnVersion, event: TurnEvent): Promise<Turn | undefined> {
-    const next = applyTurnEvent(current.turn, event);
+  private async write(
+    current: TurnVersion,
+    events: readonly TurnEvent[],
+  ): Promise<Turn | undefined> {
+    const next = events.reduce(applyTurnEvent, current.turn);
     const change = toChange(next);
     const updatedAt = Math.max(this.now(), current.updatedAt + 1);
     const row = await this.db

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { QuestionPost } from "../../../src/bridge/turn/question-post.js";
 import { TurnContent } from "../../../src/bridge/turn/turn-content.js";
 import { FakeServiceError } from "../../support/fake-service.js";
@@ -53,6 +53,27 @@ describe("QuestionPost", () => {
       state: "message_posted",
       serviceMessageId: "msg-1",
     });
+  });
+
+  it("fixes the question's text and records the post's attempt in one write", async () => {
+    const s = await setup();
+    const t = await s.turn();
+    const writes = vi.spyOn(s.stores.turns, "recordContent");
+    const attempts = vi.spyOn(s.stores.turns, "recordPostAttempt");
+    const attempted = await s.post.attempt(t, await s.context(t));
+    expect(attempted).toMatchObject({ state: "posting", serviceContent: "What is up?" });
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(attempts).not.toHaveBeenCalled();
+    expect(await s.stores.turns.byId(t.id)).toMatchObject({ state: "posting" });
+  });
+
+  it("records only the attempt of a turn composed before, keeping its text", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    const writes = vi.spyOn(s.stores.turns, "recordContent");
+    const attempted = await s.post.attempt(t, await s.context(t));
+    expect(attempted).toMatchObject({ state: "posting", serviceContent: "What is up?" });
+    expect(writes).not.toHaveBeenCalled();
   });
 
   it("does nothing for a turn whose question is posted", async () => {
