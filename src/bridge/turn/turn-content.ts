@@ -59,14 +59,14 @@ export function withheldNote(reason: Withheld, count: number): string {
     : `${left}: I couldn't check who wrote ${one ? "it" : "them"} just now.`;
 }
 
+/** A turn's text for the service as its record fixes it (TurnStore.recordContent). */
+export type FixedContent = Parameters<TurnStore["recordContent"]>[1];
+
 /**
  * What a turn posts to the service: its question, with the thread's messages the assistant
  * has not seen put before it (the rule is `composeThreadContext`). The history is read when
  * the turn runs, never before the turn is recorded.
  */
-/** A turn's text for the service as its record fixes it (TurnStore.recordContent). */
-export type FixedContent = Parameters<TurnStore["recordContent"]>[1];
-
 export class TurnContent {
   constructor(private readonly options: TurnContentOptions) {}
 

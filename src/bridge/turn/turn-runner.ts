@@ -59,8 +59,9 @@ export interface TurnRunnerDeps {
 /**
  * Works one turn from its stored state to the end, as a short list of steps: open the
  * service thread → compose the question → post it → wait for the reply to come near → start
- * the run → follow the run (beside the start's record) → finish. Each step does nothing when the record says it is done, so a restart resumes
- * where the turn stopped; whether the turn was stopped or left is asked once, between steps.
+ * the run → follow the run (beside the start's record) → finish. Each step does nothing when
+ * the record says it is done, so a restart resumes where the turn stopped; whether the turn
+ * was stopped or left is asked once, between steps.
  * Every stop of a turn, whatever asked, goes through `stop`.
  */
 export class TurnRunner {

@@ -307,8 +307,8 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     if (!row) throw new Error(`turn ${id} does not exist`);
     const current = { turn: toTurn(row as TurnRow), updatedAt: row.updated_at };
     const written = await this.write(current, events);
-    if (!written)
-      throw new IllegalTransition(id, current.turn.state, (events[0] as TurnEvent).type);
+    const first = events[0] as TurnEvent;
+    if (!written) throw new IllegalTransition(id, current.turn.state, first.type);
     return written;
   }
 
@@ -328,9 +328,8 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
 
   /**
    * The turn after `events`, in order, written in one statement if the row is still `current`;
-   * undefined if it is not. A
-   * stop asked through another replica is not a version of its own (requestStop): it is read
-   * back with the write.
+   * undefined if it is not. A stop asked through another replica is not a version of its own
+   * (requestStop): it is read back with the write.
    */
   private async write(
     current: TurnVersion,
