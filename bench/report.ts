@@ -57,6 +57,8 @@ export interface RepFigures {
   endRssMb: number;
   endHeapUsedMb: number;
   cpuMsPerAnswer: number;
+  /** The machine's one-minute load average as the repetition ended; absent in a row of medians. */
+  loadAverage?: number;
   unsettled: number;
   meanAnswerChars: number;
   floor: FloorFigures;

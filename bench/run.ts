@@ -5,6 +5,7 @@
  * writes the JSON results.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname } from "node:path";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../tools/throwaway-postgres.js";
 import { ArgsError, type BenchOptions, parseArgs, scenarios, USAGE } from "./args.js";
@@ -121,11 +122,16 @@ async function measure(
   process.stdout.write(`Results written to ${options.out}\n`);
 }
 
-/** One repetition's figures, with the line that tells how it went. */
+/**
+ * One repetition's figures, with the machine's load as it ended, and the line that tells how
+ * it went: the repetitions of one run drift apart as much as runs do, and the load says
+ * whether the machine did.
+ */
 function reportRepetition(result: ScenarioResult): RepFigures {
-  const f = repFigures(result);
+  const [load = Number.NaN] = loadavg();
+  const f = { ...repFigures(result), loadAverage: load };
   process.stdout.write(
-    `${f.wallSeconds.toFixed(1)} s, first word p95 ${f.firstWordP95.toFixed(0)} ms, after last piece p95 ${f.afterLastPieceP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%` +
+    `${f.wallSeconds.toFixed(1)} s, first word p50 ${f.askedFirstWordP50.toFixed(0)} ms from the question, p95 ${f.firstWordP95.toFixed(0)} ms after the first piece, after last piece p95 ${f.afterLastPieceP95.toFixed(0)} ms, exact ${(f.fidelity * 100).toFixed(0)}%, load ${load.toFixed(2)}` +
       `${f.slack429 > 0 ? `, ${f.slack429} Slack 429s` : ""}` +
       `${f.unsettled > 0 ? `, ${f.unsettled} unsettled` : ""}` +
       `${f.outsideDisagreementMs > 1 ? `, the outside view disagrees by up to ${f.outsideDisagreementMs.toFixed(0)} ms` : ""}` +
