@@ -160,10 +160,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     expect(statements()).toBe(3);
     // Those no ticket wanted are let go: only the 39 in flight are held.
     await clock.advance(IN_HAND_MS + 1);
-    const held = await replica.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
-    );
-    expect(held).toEqual([{ n: 39 }]);
+    expect(await heldSlots(replica)).toEqual([{ n: 39 }]);
   });
 
   it("takes the slots of requests expected in one statement, and keeps them for those requests", async () => {
@@ -172,9 +169,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     budget.expect(USER, "run_start", 3);
     await clock.advance(0);
     expect(statements()).toBe(1);
-    const held = () =>
-      replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
-    expect(await held()).toEqual([{ n: 3 }]);
+    expect(await heldSlots(replica)).toEqual([{ n: 3 }]);
     // The three come a second later and find their slots in hand, without another statement.
     await clock.advance(1_000);
     const starts = Array.from({ length: 3 }, () => budget.take(USER, "run_start"));
@@ -189,10 +184,7 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     budget.expect(USER, "run_start", 2);
     await clock.advance(0);
     await clock.advance(IN_HAND_MS + 1);
-    const held = await replica.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM budget_slots WHERE held",
-    );
-    expect(held).toEqual([{ n: 0 }]);
+    expect(await heldSlots(replica)).toEqual([{ n: 0 }]);
   });
 
   it("gathers the releases of requests answered within a short while into one statement", async () => {
@@ -221,15 +213,18 @@ describe("two ServiceBudgets sharing their slots in PostgreSQL", () => {
     // The ten, as one statement, GATHER_MS after the first.
     expect(statements).toBe(1);
     await counted.settled();
-    const held = () =>
-      replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
     // The 19 taken ahead are held until it is clear nobody wants them.
-    expect(await held()).toEqual([{ n: 19 }]);
+    expect(await heldSlots(replica)).toEqual([{ n: 19 }]);
     await clock.advance(IN_HAND_MS + 1);
     await counted.settled();
-    expect(await held()).toEqual([{ n: 0 }]);
+    expect(await heldSlots(replica)).toEqual([{ n: 0 }]);
   });
 });
+
+/** How many slots are held (taken and not released), as the row the count is read in. */
+function heldSlots(replica: Replica) {
+  return replica.query<{ n: number }>("SELECT count(*)::int AS n FROM budget_slots WHERE held");
+}
 
 /** How many slots count at `now`. */
 async function counting_(replica: Replica, now: number): Promise<number> {
