@@ -475,6 +475,54 @@ describe("the PostgreSQL stores", () => {
     await database.close();
   });
 
+  it("parse each statement once per connection, and only execute it after that", async () => {
+    const db = pool(postgresUrl(), { max: 1 });
+    const text = "SELECT $1::int + 1 AS n";
+    for (const n of [1, 2, 3]) expect(await db.query(text, [n])).toEqual([{ n: n + 1 }]);
+    // The one connection holds it prepared, planned for the three.
+    const prepared = await db.query(
+      "SELECT generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE statement = $1",
+      [text],
+    );
+    expect(prepared).toEqual([{ runs: 3 }]);
+  });
+
+  it("read a table given a column under a prepared `*`, as the table is now", async () => {
+    const schema = testSchema();
+    const admin = pool(postgresUrl());
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.t (a int)`);
+    await admin.query(`INSERT INTO ${schema}.t VALUES (1)`);
+    const db = pool(postgresUrl(), { schema, max: 1 });
+    const read = () => db.query("SELECT * FROM t WHERE a = $1", [1]);
+    expect(await read()).toEqual([{ a: 1 }]);
+    // A newer replica's migration, while this one runs.
+    await admin.query(`ALTER TABLE ${schema}.t ADD COLUMN b int DEFAULT 2`);
+    expect(await read()).toEqual([{ a: 1, b: 2 }]);
+    expect(await read()).toEqual([{ a: 1, b: 2 }]);
+  });
+
+  it("fail a transaction whose prepared `*` met a changed table, and read it as it is in the next", async () => {
+    const schema = testSchema();
+    const admin = pool(postgresUrl());
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.t (a int)`);
+    await admin.query(`INSERT INTO ${schema}.t VALUES (1)`);
+    const database = postgresDatabase(postgresUrl(), { schema, max: 1 });
+    onTestFinished(() => database.close());
+    const read = () =>
+      database.db
+        .transaction()
+        .execute(
+          async (trx) => (await trx.executeQuery(CompiledQuery.raw("SELECT * FROM t"))).rows,
+        );
+    expect(await read()).toEqual([{ a: 1 }]);
+    await admin.query(`ALTER TABLE ${schema}.t ADD COLUMN b int DEFAULT 2`);
+    // Refused inside the transaction, which the refusal ended: not sent again there.
+    await expect(read()).rejects.toThrow("must not change result type");
+    expect(await read()).toEqual([{ a: 1, b: 2 }]);
+  });
+
   it("read and write bytes and big numbers as the other stores do", async () => {
     const stores = postgresStores(() => 1_767_225_600_123);
     const sealed = Buffer.from([0, 255, 1, 254]);

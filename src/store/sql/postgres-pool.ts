@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { SqlDatabase } from "./dialect.js";
+import { prepareOnce, StatementNames } from "./prepared.js";
 import type { Schema } from "./schema.js";
 
 export interface PostgresPoolOptions {
@@ -92,7 +93,12 @@ export function postgresDatabase(
   // A connection that breaks must not end the process ('error' unheard would). The pool hears
   // an idle one's; one in use tells its statement, and then its own 'error', heard here.
   pool.on("error", (error) => options.onIdleError?.(error));
-  pool.on("connect", (client) => client.on("error", (error) => options.onIdleError?.(error)));
+  // Each connection prepares a statement the first time it sends it (prepared.ts).
+  const names = new StatementNames();
+  pool.on("connect", (client) => {
+    client.on("error", (error) => options.onIdleError?.(error));
+    prepareOnce(client, names);
+  });
   const opened = options.first ? options.first(pool) : Promise.resolve();
   // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
   opened.catch(() => undefined);
