@@ -235,6 +235,36 @@ describe("the PostgreSQL stores", () => {
     expect(await stores.conversations.find(key)).toEqual(first.conversation);
   });
 
+  it("record a question, and count a person's waiting ones, while every turn's connection is busy", async () => {
+    const schema = testSchema();
+    const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+    onTestFinished(async () => await stores.close());
+    await stores.opened;
+    const queries = postgresDatabase(postgresUrl(), { schema, max: 1, acknowledging: 1 });
+    onTestFinished(async () => await queries.close());
+    const turns = new SqlTurnStore(queries);
+    // The turns' one connection held, as a burst of answers holds them all.
+    let letGo: () => void = () => undefined;
+    const held = queries.db
+      .connection()
+      .execute(() => new Promise<void>((resolve) => (letGo = resolve)));
+    const ask = { assistant: "asst", user: "U1", content: "q", notes: [] };
+    const recorded = await turns.record({
+      team: "T",
+      channel: "C",
+      threadTs: "1.1",
+      messageTs: "1.1",
+      ...ask,
+    });
+    expect(recorded.turn?.state).toBe("received");
+    expect(await turns.unfinishedCountBy("T", "U1")).toBe(1);
+    // The turn's own steps wait for the turns' connection.
+    const read = turns.byId(recorded.turn?.id ?? "");
+    letGo();
+    await held;
+    expect(await read).toMatchObject({ state: "received", content: "q" });
+  });
+
   it("claim a conversation, and read it with its unfinished turns, in one statement", async () => {
     const { stores, counted, statements } = await countingStatements();
     const ask = { assistant: "asst", user: "U1", content: "q", notes: [] };

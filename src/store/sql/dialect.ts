@@ -8,6 +8,13 @@ import type { Schema } from "./schema.js";
 export interface SqlDatabase {
   db: Kysely<Schema>;
   /**
+   * Where the statements Slack's acknowledgement waits for run (a question's record, the
+   * count of a person's waiting questions): PostgreSQL's bots give them connections of their
+   * own, so that they never queue behind the statements of the turns being answered. Absent:
+   * on `db`.
+   */
+  acknowledging?: Kysely<Schema>;
+  /**
    * The column that orders turns recorded in the same millisecond by arrival: SQLite's
    * `rowid`, PostgreSQL's `seq` (an identity column: it has no rowid).
    */

@@ -17,8 +17,9 @@ export interface PostgresPoolOptions {
    * Connections at most; default 20. Each turn being answered makes its statements one after
    * the other, so with fifty at once ten connections made every statement (a message's
    * record, which Slack's acknowledgement waits for, among them) queue behind the others':
-   * twenty halved the acknowledgement's p99 in the bench (commit 107e864). Three replicas
-   * with their budgets' pools hold 66 of PostgreSQL's default 100.
+   * twenty halved the acknowledgement's p99 in the bench (commit 107e864). A bot's stores
+   * hold 20 and 2 (`acknowledging`), its budgets 2: four replicas fit in PostgreSQL's default
+   * 100.
    */
   max?: number | undefined;
   /**
@@ -30,6 +31,11 @@ export interface PostgresPoolOptions {
    * (growAhead), up to `max`.
    */
   warm?: number | undefined;
+  /**
+   * Connections of a pool of their own for the statements Slack's acknowledgement waits for
+   * (SqlDatabase.acknowledging), all opened at once; default none (they go with the rest).
+   */
+  acknowledging?: number | undefined;
   /** A connection failed (the server went away, the connection was ended): for the log. */
   onIdleError?: ((error: Error) => void) | undefined;
   /**
@@ -60,18 +66,77 @@ const types = {
  * The query layer over a pool of `pg` connections: every statement is awaited, never waited
  * for on the event loop. Each connection runs in `schema` with the server's time limits set,
  * so nothing waits for ever: a statement (or a lock wait) is cancelled by the server after
- * `statementTimeoutMs`, and a query with no answer fails after `callTimeoutMs`.
+ * `statementTimeoutMs`, and a query with no answer fails after `callTimeoutMs`. With
+ * `acknowledging`, a second pool of that many connections serves SqlDatabase.acknowledging.
  */
 export function postgresDatabase(
   url: string,
   options: PostgresPoolOptions = {},
 ): SqlDatabase & { opened: Promise<void>; close(): Promise<void> } {
+  const max = options.max ?? 20;
+  const pool = connections(url, options, max);
+  const opened = options.first ? options.first(pool) : Promise.resolve();
+  // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
+  opened.catch(() => undefined);
+  const layer = (pool: pg.Pool, warm: number, max: number): QueryLayer => ({
+    pool,
+    db: queryLayer(pool, opened),
+    warm,
+    max,
+  });
+  const main = layer(pool, options.warm ?? 0, max);
+  const ack = options.acknowledging ?? 0;
+  // Its few connections all opened at once: an acknowledgement never waits for one to be made.
+  const acknowledging = ack > 0 ? layer(connections(url, options, ack), ack, ack) : undefined;
+  const layers = acknowledging ? [main, acknowledging] : [main];
+  // From the first statement on: what `first` does takes a connection of its own.
+  void opened.then(
+    () =>
+      Promise.all(
+        layers.map(async (layer) => {
+          // Those warmed first: each taken while it is made would make one more (growAhead).
+          await warmUp(layer.pool, Math.min(layer.warm, layer.max));
+          growAhead(layer.pool, layer.max);
+        }),
+      ),
+    () => undefined,
+  );
+  return {
+    opened,
+    /** Once what `first` does has ended: the query layers and every connection closed. */
+    close: async () => {
+      await opened.catch(() => undefined);
+      for (const layer of layers) {
+        await layer.db.destroy();
+        // The query layer ends the pool only if it ever used it.
+        if (!layer.pool.ended) await layer.pool.end();
+      }
+    },
+    db: main.db,
+    ...(acknowledging && { acknowledging: acknowledging.db }),
+    arrival: "seq",
+    unfinishedByPerson: sql.raw("turns"),
+    writesInWith: true,
+    afterPurge: async () => undefined,
+  };
+}
+
+interface QueryLayer {
+  pool: pg.Pool;
+  db: Kysely<Schema>;
+  /** Connections opened as soon as the pool is open (PostgresPoolOptions.warm). */
+  warm: number;
+  max: number;
+}
+
+/** Up to `max` connections to `url`, each set up as PostgresPoolOptions say. */
+function connections(url: string, options: PostgresPoolOptions, max: number): pg.Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5_000;
   const { onConnect } = options;
   const pool = new pg.Pool({
     connectionString: url,
     application_name: "slack-assistant-bridge",
-    max: options.max ?? 20,
+    max,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     query_timeout: options.callTimeoutMs ?? 10_000,
     statement_timeout: statementTimeoutMs,
@@ -99,40 +164,18 @@ export function postgresDatabase(
     client.on("error", (error) => options.onIdleError?.(error));
     prepareOnce(client, names);
   });
-  const opened = options.first ? options.first(pool) : Promise.resolve();
-  // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
-  opened.catch(() => undefined);
+  return pool;
+}
+
+/** The query layer over `pool`, whose statements wait for `opened` (the migrations). */
+function queryLayer(pool: pg.Pool, opened: Promise<void>): Kysely<Schema> {
   const dialect = new PostgresDialect({
     pool: async () => {
       await opened;
       return pool;
     },
   });
-  const db = new Kysely<Schema>({ dialect });
-  // From the first statement on: what `first` does takes a connection of its own.
-  void opened.then(
-    async () => {
-      // Those warmed first: each taken while it is made would make one more (growAhead).
-      await warmUp(pool, Math.min(options.warm ?? 0, options.max ?? 20));
-      growAhead(pool, options.max ?? 20);
-    },
-    () => undefined,
-  );
-  return {
-    opened,
-    /** Once what `first` does has ended: the query layer and every connection closed. */
-    close: async () => {
-      await opened.catch(() => undefined);
-      await db.destroy();
-      // The query layer ends the pool only if it ever used it.
-      if (!pool.ended) await pool.end();
-    },
-    db,
-    arrival: "seq",
-    unfinishedByPerson: sql.raw("turns"),
-    writesInWith: true,
-    afterPurge: async () => undefined,
-  };
+  return new Kysely<Schema>({ dialect });
 }
 
 /**

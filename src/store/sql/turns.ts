@@ -49,6 +49,11 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     return this.sqlDb.db;
   }
 
+  /** Where the statements an acknowledgement waits for run (SqlDatabase.acknowledging). */
+  private get acknowledging() {
+    return this.sqlDb.acknowledging ?? this.sqlDb.db;
+  }
+
   /** Arrival order: created_at, then the dialect's arrival column. */
   private get arrival() {
     return sql.ref(this.sqlDb.arrival);
@@ -60,12 +65,14 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     const id = randomUUID();
     const received = (conversationId: number) =>
       receivedTurn({ ...input, conversationId }, id, now);
+    // Slack's acknowledgement waits for this record: on connections of its own.
+    const on = this.acknowledging;
     const key = { team: input.team, channel: input.channel, threadTs: input.threadTs };
     const upsert = (db: QueryCreator<Schema>) => conversationUpsert(db, key, assistant, now);
     if (!found && this.sqlDb.writesInWith) {
       // The conversation and the turn in one statement: the turn's insert, as it would be on
       // its own (typed without `c`), reads the conversation's id from the upsert's row.
-      const row = await this.db
+      const row = await on
         .with("c", upsert)
         .with("t", (db) => {
           const turns = db as unknown as QueryCreator<Schema>;
@@ -78,9 +85,9 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
       const { recorded, ...conversation } = row;
       return this.recorded(toConversation(conversation), received(row.id), recorded);
     }
-    const conversation = found ?? toConversation(await upsert(this.db).executeTakeFirstOrThrow());
+    const conversation = found ?? toConversation(await upsert(on).executeTakeFirstOrThrow());
     const turn = received(conversation.id);
-    const inserted = await this.insert(this.db, turn, limit, conversation.id).executeTakeFirst();
+    const inserted = await this.insert(on, turn, limit, conversation.id).executeTakeFirst();
     return this.recorded(conversation, turn, inserted?.state ?? null);
   }
 
@@ -196,7 +203,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   async unfinishedCountBy(team: string, user: string): Promise<number> {
-    const { rows } = await this.unfinishedCount(team, user).execute(this.db);
+    const { rows } = await this.unfinishedCount(team, user).execute(this.acknowledging);
     return Number(rows[0]?.n ?? 0);
   }
 
