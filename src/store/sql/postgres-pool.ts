@@ -78,25 +78,25 @@ export function postgresDatabase(
   const opened = options.first ? options.first(pool) : Promise.resolve();
   // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
   opened.catch(() => undefined);
-  const layer = (pool: pg.Pool, warm: number, max: number): QueryLayer => ({
-    pool,
-    db: queryLayer(pool, opened),
+  const layerOf = (connected: pg.Pool, warm: number, most: number): QueryLayer => ({
+    pool: connected,
+    db: queryLayer(connected, opened),
     warm,
-    max,
+    max: most,
   });
-  const main = layer(pool, options.warm ?? 0, max);
+  const main = layerOf(pool, options.warm ?? 0, max);
   const ack = options.acknowledging ?? 0;
   // Its few connections all opened at once: an acknowledgement never waits for one to be made.
-  const acknowledging = ack > 0 ? layer(connections(url, options, ack), ack, ack) : undefined;
+  const acknowledging = ack > 0 ? layerOf(connections(url, options, ack), ack, ack) : undefined;
   const layers = acknowledging ? [main, acknowledging] : [main];
   // From the first statement on: what `first` does takes a connection of its own.
   void opened.then(
     () =>
       Promise.all(
-        layers.map(async (layer) => {
+        layers.map(async (each) => {
           // Those warmed first: each taken while it is made would make one more (growAhead).
-          await warmUp(layer.pool, Math.min(layer.warm, layer.max));
-          growAhead(layer.pool, layer.max);
+          await warmUp(each.pool, Math.min(each.warm, each.max));
+          growAhead(each.pool, each.max);
         }),
       ),
     () => undefined,
@@ -106,10 +106,10 @@ export function postgresDatabase(
     /** Once what `first` does has ended: the query layers and every connection closed. */
     close: async () => {
       await opened.catch(() => undefined);
-      for (const layer of layers) {
-        await layer.db.destroy();
+      for (const each of layers) {
+        await each.db.destroy();
         // The query layer ends the pool only if it ever used it.
-        if (!layer.pool.ended) await layer.pool.end();
+        if (!each.pool.ended) await each.pool.end();
       }
     },
     db: main.db,

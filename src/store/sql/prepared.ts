@@ -52,8 +52,8 @@ export class StatementNames {
  * ended; its next attempt finds the new name).
  */
 export function prepareOnce(client: pg.ClientBase, names: StatementNames): void {
-  const unnamed = client.query.bind(client) as unknown as (...args: unknown[]) => unknown;
-  const send = (config: pg.QueryConfig) => unnamed(config) as Promise<pg.QueryResult>;
+  const original = client.query.bind(client) as unknown as (...args: unknown[]) => unknown;
+  const send = (config: pg.QueryConfig) => original(config) as Promise<pg.QueryResult>;
   const named = async (text: string, values: unknown[]): Promise<pg.QueryResult> => {
     const name = names.of(text);
     if (name === undefined) return send({ text, values });
@@ -69,6 +69,6 @@ export function prepareOnce(client: pg.ClientBase, names: StatementNames): void 
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
     const [text, values, callback] = args;
     const plain = typeof text === "string" && Array.isArray(values) && callback === undefined;
-    return plain ? named(text, values) : unnamed(...args);
+    return plain ? named(text, values) : original(...args);
   };
 }
