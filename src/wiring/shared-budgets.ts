@@ -37,6 +37,8 @@ export function replicaBudgets(
     logger.warn({ err: errorText(error) }, "shared budgets unreachable");
   // The stores opened first and migrated the schema (bot.ts).
   const database = postgresDatabase(url, {
+    // Six were tried (2026-11-28): the takes queued less, but more of them were made, and the
+    // first words came later in both runs of the bench (README, Performance).
     max: 2,
     warm: 2,
     callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
