@@ -74,6 +74,16 @@ function pool(url: string, options: PostgresPoolOptions = {}) {
   };
 }
 
+/** A schema of the test's own holding `t`, one int column `a` and one row (1); `admin` outside it. */
+async function tableOfOneRow() {
+  const schema = testSchema();
+  const admin = pool(postgresUrl());
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.query(`CREATE TABLE ${schema}.t (a int)`);
+  await admin.query(`INSERT INTO ${schema}.t VALUES (1)`);
+  return { schema, admin };
+}
+
 /** A port with nothing listening on it. */
 async function closedPort(): Promise<number> {
   const server = await listening(createServer());
@@ -518,11 +528,7 @@ describe("the PostgreSQL stores", () => {
   });
 
   it("read a table given a column under a prepared `*`, as the table is now", async () => {
-    const schema = testSchema();
-    const admin = pool(postgresUrl());
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.query(`CREATE TABLE ${schema}.t (a int)`);
-    await admin.query(`INSERT INTO ${schema}.t VALUES (1)`);
+    const { schema, admin } = await tableOfOneRow();
     const db = pool(postgresUrl(), { schema, max: 1 });
     const read = () => db.query("SELECT * FROM t WHERE a = $1", [1]);
     expect(await read()).toEqual([{ a: 1 }]);
@@ -533,11 +539,7 @@ describe("the PostgreSQL stores", () => {
   });
 
   it("fail a transaction whose prepared `*` met a changed table, and read it as it is in the next", async () => {
-    const schema = testSchema();
-    const admin = pool(postgresUrl());
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.query(`CREATE TABLE ${schema}.t (a int)`);
-    await admin.query(`INSERT INTO ${schema}.t VALUES (1)`);
+    const { schema, admin } = await tableOfOneRow();
     const database = postgresDatabase(postgresUrl(), { schema, max: 1 });
     onTestFinished(() => database.close());
     const read = () =>
