@@ -555,6 +555,25 @@ describe("the PostgreSQL stores", () => {
     expect(await read()).toEqual([{ a: 1, b: 2 }]);
   });
 
+  it("let go of the replica lock on every connection by the time they are closed", async () => {
+    const schema = testSchema();
+    const admin = pool(postgresUrl());
+    const stores = openPostgresStores(postgresUrl(), Date.now, { schema });
+    await stores.opened;
+    const holders = async () =>
+      (
+        await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid`,
+          [0x626f_7473, schema],
+        )
+      )[0]?.n;
+    // The warmed connections and the acknowledgements' all hold it.
+    await vi.waitFor(async () => expect(await holders()).toBe(12));
+    await stores.close();
+    expect(await holders()).toBe(0);
+  });
+
   it("read and write bytes and big numbers as the other stores do", async () => {
     const stores = postgresStores(() => 1_767_225_600_123);
     const sealed = Buffer.from([0, 255, 1, 254]);

@@ -74,17 +74,18 @@ export function postgresDatabase(
   options: PostgresPoolOptions = {},
 ): SqlDatabase & { opened: Promise<void>; close(): Promise<void> } {
   const max = options.max ?? 20;
-  const pool = connections(url, options, max);
+  const made = connections(url, options, max);
+  const { pool } = made;
   const opened = options.first ? options.first(pool) : Promise.resolve();
   // Its failure is every statement's (and the opener's, who awaits `opened`), never unhandled.
   opened.catch(() => undefined);
-  const layerOf = (connected: pg.Pool, warm: number, most: number): QueryLayer => ({
-    pool: connected,
-    db: queryLayer(connected, opened),
+  const layerOf = (connected: Connections, warm: number, most: number): QueryLayer => ({
+    ...connected,
+    db: queryLayer(connected.pool, opened),
     warm,
     max: most,
   });
-  const main = layerOf(pool, options.warm ?? 0, max);
+  const main = layerOf(made, options.warm ?? 0, max);
   const ack = options.acknowledging ?? 0;
   // Its few connections all opened at once: an acknowledgement never waits for one to be made.
   const acknowledging = ack > 0 ? layerOf(connections(url, options, ack), ack, ack) : undefined;
@@ -110,6 +111,9 @@ export function postgresDatabase(
         await each.db.destroy();
         // The query layer ends the pool only if it ever used it.
         if (!each.pool.ended) await each.pool.end();
+        // The pool is over before its idle connections are: what they hold (the replica
+        // lock) is let go only once they have closed.
+        await each.ended();
       }
     },
     db: main.db,
@@ -121,16 +125,31 @@ export function postgresDatabase(
   };
 }
 
-interface QueryLayer {
-  pool: pg.Pool;
+interface QueryLayer extends Connections {
   db: Kysely<Schema>;
   /** Connections opened as soon as the pool is open (PostgresPoolOptions.warm). */
   warm: number;
   max: number;
 }
 
+/**
+ * How long a close waits for the server to close the connections it was asked to, ms: a
+ * server that does not answer (a stall) does not hold a shutdown up; its connections are then
+ * left to its own time limits.
+ */
+const CLOSE_WAIT_MS = 2_000;
+
+interface Connections {
+  pool: pg.Pool;
+  /**
+   * Settles once the server has closed every connection the pool made (it does once the
+   * connection's server process has ended, letting go of what it held), or CLOSE_WAIT_MS on.
+   */
+  ended(): Promise<void>;
+}
+
 /** Up to `max` connections to `url`, each set up as PostgresPoolOptions say. */
-function connections(url: string, options: PostgresPoolOptions, max: number): pg.Pool {
+function connections(url: string, options: PostgresPoolOptions, max: number): Connections {
   const statementTimeoutMs = options.statementTimeoutMs ?? 5_000;
   const { onConnect } = options;
   const pool = new pg.Pool({
@@ -160,11 +179,24 @@ function connections(url: string, options: PostgresPoolOptions, max: number): pg
   pool.on("error", (error) => options.onIdleError?.(error));
   // Each connection prepares a statement the first time it sends it (prepared.ts).
   const names = new StatementNames();
+  const open = new Set<pg.ClientBase>();
   pool.on("connect", (client) => {
     client.on("error", (error) => options.onIdleError?.(error));
     prepareOnce(client, names);
+    open.add(client);
+    client.once("end", () => open.delete(client));
   });
-  return pool;
+  const ended = async () => {
+    const closing = [...open].map((client) => new Promise((end) => client.once("end", end)));
+    let timer: NodeJS.Timeout | undefined;
+    const given = new Promise((up) => {
+      timer = setTimeout(up, CLOSE_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(closing), given]);
+    clearTimeout(timer);
+  };
+  return { pool, ended };
 }
 
 /** The query layer over `pool`, whose statements wait for `opened` (the migrations). */
