@@ -16,6 +16,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { PostgresOpenError } from "../../src/store/postgres/errors.js";
 import { MIGRATIONS } from "../../src/store/postgres/migrations.js";
 import { openPostgresStores, type PostgresStores } from "../../src/store/postgres/open.js";
+import { REPLICA_LOCK } from "../../src/store/postgres/replica-lock.js";
 import { SqlLeaseStore } from "../../src/store/sql/leases.js";
 import { type PostgresPoolOptions, postgresDatabase } from "../../src/store/sql/postgres-pool.js";
 import { SqlTurnStore } from "../../src/store/sql/turns.js";
@@ -253,11 +254,19 @@ describe("the PostgreSQL stores", () => {
     const queries = postgresDatabase(postgresUrl(), { schema, max: 1, acknowledging: 1 });
     onTestFinished(async () => await queries.close());
     const turns = new SqlTurnStore(queries);
-    // The turns' one connection held, as a burst of answers holds them all.
+    // The turns' one connection held, as a burst of answers holds them all (from the moment
+    // it is taken: the record must not run before).
     let letGo: () => void = () => undefined;
-    const held = queries.db
-      .connection()
-      .execute(() => new Promise<void>((resolve) => (letGo = resolve)));
+    let taken: () => void = () => undefined;
+    const holding = new Promise<void>((resolve) => (taken = resolve));
+    const held = queries.db.connection().execute(
+      () =>
+        new Promise<void>((resolve) => {
+          letGo = resolve;
+          taken();
+        }),
+    );
+    await holding;
     const ask = { assistant: "asst", user: "U1", content: "q", notes: [] };
     const recorded = await turns.record({
       team: "T",
@@ -565,7 +574,7 @@ describe("the PostgreSQL stores", () => {
         await admin.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_locks
             WHERE locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid`,
-          [0x626f_7473, schema],
+          [REPLICA_LOCK, schema],
         )
       )[0]?.n;
     // The warmed connections and the acknowledgements' all hold it.

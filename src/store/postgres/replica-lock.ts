@@ -15,7 +15,7 @@ import { DatabaseInUse } from "../stores.js";
  * reconnects) is refused, with a sentence saying why. Its second key is the schema, as for the
  * migrations' lock: bots in other schemas of the database are other bots.
  */
-const REPLICA_LOCK = 0x626f_7473; // "bots"
+export const REPLICA_LOCK = 0x626f_7473; // "bots"
 
 const ROTATION_RUNNING =
   "npm run rotate-key is running on this database; start the bot again once it has finished";
