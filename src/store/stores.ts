@@ -171,8 +171,15 @@ export interface TurnStore {
   ): Promise<Turn>;
   recordPostAttempt(id: string): Promise<Turn>;
   recordMessage(id: string, serviceMessageId: string): Promise<Turn>;
-  /** A run start is about to be sent with these settings; its outcome is unknown until recorded. */
-  recordRunAttempt(id: string, settings: RunSettings): Promise<Turn>;
+  /**
+   * A run start is about to be sent with these settings; its outcome is unknown until recorded.
+   * With `message`, the question's message (recordMessage) is recorded in the same write.
+   */
+  recordRunAttempt(
+    id: string,
+    settings: RunSettings,
+    options?: { message?: string },
+  ): Promise<Turn>;
   /** The start sent certainly started nothing (a 429, no connection): it may be sent again. */
   recordRunNotStarted(id: string): Promise<Turn>;
   recordRunStart(

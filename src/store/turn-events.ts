@@ -43,8 +43,15 @@ export abstract class TurnEvents implements Recorders {
     return this.apply(id, [{ type: "message", serviceMessageId }]);
   }
 
-  recordRunAttempt(id: string, settings: RunSettings): Promise<Turn> {
-    return this.apply(id, [{ type: "run_attempt", settings }]);
+  recordRunAttempt(
+    id: string,
+    settings: RunSettings,
+    options: Parameters<Recorders["recordRunAttempt"]>[2] = {},
+  ): Promise<Turn> {
+    const attempt: TurnEvent = { type: "run_attempt", settings };
+    const { message } = options;
+    if (message === undefined) return this.apply(id, [attempt]);
+    return this.apply(id, [{ type: "message", serviceMessageId: message }, attempt]);
   }
 
   recordRunNotStarted(id: string): Promise<Turn> {

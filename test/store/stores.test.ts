@@ -286,6 +286,25 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect((await stores.turns.byId(id))?.serviceContent).toBe("q");
   });
 
+  it("records a question's message and its run's attempt in one write, refused as one", async () => {
+    const stores = open();
+    const id = (await newTurn(stores, "1.1"))?.id as string;
+    const content = { serviceContent: "q", contextThroughTs: null, notes: [] };
+    await stores.turns.recordContent(id, content, { attempt: true });
+    const settings = { modelOverride: "max" as const };
+    const started = await stores.turns.recordRunAttempt(id, settings, { message: "m1" });
+    expect(started).toMatchObject({ state: "run_starting", serviceMessageId: "m1", settings });
+    expect(await stores.turns.byId(id)).toMatchObject({
+      state: "run_starting",
+      serviceMessageId: "m1",
+    });
+    // Neither part is written when the state allows only one of them.
+    await expect(
+      stores.turns.recordRunAttempt(id, settings, { message: "m2" }),
+    ).rejects.toThrow(IllegalTransition);
+    expect((await stores.turns.byId(id))?.serviceMessageId).toBe("m1");
+  });
+
   it("moves a turn through every state and keeps what each transition recorded", async () => {
     const stores = open();
     const { turns } = stores;

@@ -46,20 +46,18 @@ export class QuestionPost {
 
   readonly step = async (turn: Turn, context: StepContext): Promise<Turn> => {
     if (turn.serviceMessageId !== null) return turn;
-    const { service, turns, content } = this.deps;
+    const { service, content } = this.deps;
     const threadId = serviceThreadOf(context);
     const text = turn.serviceContent ?? turn.content;
-    // The message, recorded beside how far the conversation's thread is now passed on (two
-    // records, neither waiting for the other), and not waited for: the run's start is the
-    // turn's next write, which the store makes only after this one (and refuses should it
-    // have failed: no run starts on a message not recorded). The steps go on meanwhile.
+    // The message is recorded in the write of the run's attempt, the turn's next write
+    // (RunStart: no run starts on a message not recorded, and the start waits for one write,
+    // not two one after the other). How far the conversation's thread is now passed on is
+    // recorded meanwhile, not waited for. The steps go on.
     const recorded = (messageId: string): Turn => {
-      const landing = Promise.all([
-        turns.recordMessage(turn.id, messageId),
-        content.posted(turn, context.conversation),
-      ]);
+      const landing = content.posted(turn, context.conversation);
       landing.catch(() => undefined);
       context.landing.push(landing);
+      context.unrecordedMessage = messageId;
       return { ...current, state: "message_posted", serviceMessageId: messageId };
     };
     let current = turn;

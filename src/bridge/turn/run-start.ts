@@ -34,9 +34,10 @@ export class RunStartUnknown extends Error {
  * settings for the channel are those of the moment the start is sent (read beside its wait
  * in the service budget, and again after a wait of SHOWN_WAIT_MS or more) and recorded with
  * the attempt (`run_starting`) once the start has its connection, just before a byte is
- * written: a process that dies while the connection opens leaves the turn `message_posted`,
- * to be started by whoever resumes it. The run id and the moment it started are recorded
- * once the service answers.
+ * written, in one write with the question's message when that is not recorded yet: a
+ * process that dies while the connection opens leaves the turn as it was (`message_posted`,
+ * or `posting`, whose message is looked for first), to be started by whoever resumes it. The
+ * run id and the moment it started are recorded once the service answers.
  *
  * Only a start that certainly started nothing (a 429, a connection never made) is sent
  * again, through the outage loop. A stop aborts the start while it waits in the budget, but
@@ -132,8 +133,12 @@ export class RunStart {
           onSend: async () => {
             queued.over();
             waits.detach();
+            // The question's message, when not recorded yet, in the same write (StepContext).
+            const message = context.unrecordedMessage;
             try {
-              await turns.recordRunAttempt(turn.id, sent as RunSettings);
+              const also = message === undefined ? {} : { message };
+              await turns.recordRunAttempt(turn.id, sent as RunSettings, also);
+              context.unrecordedMessage = undefined;
               await this.deps.durable?.();
             } catch (error) {
               recordFailure = error;

@@ -130,13 +130,16 @@ export class TurnRunner {
     conversation: Conversation | undefined,
   ): Promise<{ ending: Ending; run?: Run } | undefined> {
     const { limits, logger } = this.deps;
+    let steps: StepContext | undefined;
     try {
       const opened = this.open(turn, life);
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
-      const steps = await this.context(turn, life, conversation);
+      steps = await this.context(turn, life, conversation);
       const run = await this.advance(turn, life, steps);
-      // The records not waited for (the question's message) have landed, or the turn fails.
+      // The question's message is recorded (with the run's attempt, or now), and the records
+      // not waited for have landed, or the turn fails.
+      await this.recordMessageLeft(turn.id, steps);
       await Promise.all(steps.landing);
       await opened;
       // Left while its reply was opening (the lease lost): the new holder shows the ending.
@@ -160,6 +163,13 @@ export class TurnRunner {
       }
       const failure = life.unshown ?? error;
       logger.warn({ turn: turn.id, err: errorSummary(failure) }, "turn ended with an error");
+      // Spares whoever looks at the turn again a look for its message in the thread.
+      await this.recordMessageLeft(turn.id, steps).catch((recordError: unknown) => {
+        logger.warn(
+          { turn: turn.id, err: errorSummary(recordError) },
+          "could not record a message",
+        );
+      });
       const message = life.timedOut
         ? timeoutMessage(limits.runTimeoutMs)
         : describeFailure(failure);
@@ -246,6 +256,17 @@ export class TurnRunner {
     if (record.status === "rejected") throw record.reason;
     if (followed.status === "rejected") throw followed.reason;
     return followed.value;
+  }
+
+  /**
+   * Records the question's message the steps posted and no run's attempt recorded (a stop
+   * before the start, a failure): alone, once (StepContext.unrecordedMessage).
+   */
+  private async recordMessageLeft(turnId: string, steps: StepContext | undefined): Promise<void> {
+    const message = steps?.unrecordedMessage;
+    if (!steps || message === undefined) return;
+    await this.deps.turns.recordMessage(turnId, message);
+    steps.unrecordedMessage = undefined;
   }
 
   /** The steps' context, on the conversation read with the turn if it was (else read now). */

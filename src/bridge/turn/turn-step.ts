@@ -19,9 +19,15 @@ export interface StepContext {
    */
   unsentAttempt?: boolean;
   /**
-   * Records a step made without waiting for them to land (the question's message): the
-   * turn's next write queues behind them in the store (TurnStore's writes of one turn go one
-   * after another), and the runner ends the turn only once they have landed.
+   * The question's message, posted and not recorded yet (QuestionPost.step): the run's start
+   * records it in the write of its own attempt (RunStart), and the runner records it alone
+   * when no start was attempted. Until then the stored turn is `posting`, which a crash
+   * leaves to the look for the message that a retry makes first.
+   */
+  unrecordedMessage?: string | undefined;
+  /**
+   * Records a step made without waiting for them to land (how far the conversation's thread
+   * is passed on): the runner ends the turn only once they have landed.
    */
   landing: Promise<unknown>[];
 }

@@ -2,7 +2,6 @@ import { describe, expect, it, vi } from "vitest";
 import { QuestionPost } from "../../../src/bridge/turn/question-post.js";
 import { TurnContent } from "../../../src/bridge/turn/turn-content.js";
 import { FakeServiceError } from "../../support/fake-service.js";
-import { heldCall } from "../../support/held-call.js";
 import { stepSetup } from "../../support/step-setup.js";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -37,22 +36,21 @@ describe("QuestionPost", () => {
     ]);
   });
 
-  it("goes on once the question is posted, its message recorded without waiting", async () => {
+  it("goes on once the question is posted, its message left for the run's attempt to record", async () => {
     const s = await setup();
     const t = await s.composed(await s.turn());
-    const recording = heldCall(s.stores.turns, "recordMessage");
+    const records = vi.spyOn(s.stores.turns, "recordMessage");
     const context = await s.context(t);
     const posted = await s.post.step(t, context);
-    // The step has ended with the message; its record is still on its way.
+    // The step has ended with the message, and written nothing of it.
     expect(posted).toMatchObject({ state: "message_posted", serviceMessageId: "msg-1" });
-    await recording.entered;
-    expect((await s.stores.turns.byId(t.id))?.state).toBe("posting");
-    recording.release();
+    expect(context.unrecordedMessage).toBe("msg-1");
     await Promise.all(context.landing);
-    expect(await s.stores.turns.byId(t.id)).toMatchObject({
-      state: "message_posted",
-      serviceMessageId: "msg-1",
-    });
+    expect(records).not.toHaveBeenCalled();
+    expect((await s.stores.turns.byId(t.id))?.state).toBe("posting");
+    // The run's attempt records it in its own write.
+    const started = await s.stores.turns.recordRunAttempt(t.id, {}, { message: "msg-1" });
+    expect(started).toMatchObject({ state: "run_starting", serviceMessageId: "msg-1" });
   });
 
   it("fixes the question's text and records the post's attempt in one write", async () => {
@@ -101,6 +99,8 @@ describe("QuestionPost", () => {
     const firstContext = await s.context(first);
     await s.post.step(first, firstContext);
     await Promise.all(firstContext.landing);
+    // As the runner does once the first turn's steps are over.
+    await s.stores.turns.recordMessage(first.id, firstContext.unrecordedMessage ?? "");
     const again = await s.composed(await s.turn("same?"));
     s.service.failNext("postMessage", new FakeServiceError("connection"));
     await expect(s.post.step(again, await s.context(again))).rejects.toThrow("fake connection");

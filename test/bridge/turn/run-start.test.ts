@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { RunStart, RunStartUnknown } from "../../../src/bridge/turn/run-start.js";
 import type { TurnLife } from "../../../src/bridge/turn/turn-life.js";
 import type { StepContext } from "../../../src/bridge/turn/turn-step.js";
@@ -43,6 +43,40 @@ async function setup() {
 }
 
 describe("RunStart", () => {
+  it("records the question's message the post left unrecorded in the write of its attempt", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    const messages = vi.spyOn(s.stores.turns, "recordMessage");
+    const attempts = vi.spyOn(s.stores.turns, "recordRunAttempt");
+    const context = { ...(await s.context(t)), unrecordedMessage: "msg-7" };
+    const posted = { ...t, state: "message_posted" as const, serviceMessageId: "msg-7" };
+    await s.start.step(posted, context);
+    expect(messages).not.toHaveBeenCalled();
+    expect(attempts).toHaveBeenCalledTimes(1);
+    expect(attempts.mock.calls[0]?.[2]).toEqual({ message: "msg-7" });
+    expect(context.unrecordedMessage).toBeUndefined();
+    expect(await s.stores.turns.byId(t.id)).toMatchObject({
+      state: "run_started",
+      serviceMessageId: "msg-7",
+      runId: "run-1",
+    });
+  });
+
+  it("sends no start when the write of its attempt and the message fails", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    await s.stores.turns.recordPostAttempt(t.id);
+    vi.spyOn(s.stores.turns, "recordRunAttempt").mockRejectedValueOnce(new Error("db gone"));
+    const context = { ...(await s.context(t)), unrecordedMessage: "msg-7" };
+    const posted = { ...t, state: "message_posted" as const, serviceMessageId: "msg-7" };
+    await expect(s.start.step(posted, context)).rejects.toThrow("db gone");
+    expect(s.service.count("startRun")).toBe(0);
+    // Still to be recorded (by the runner, alone), and the stored turn still looks for it.
+    expect(context.unrecordedMessage).toBe("msg-7");
+    expect(await s.state(t)).toBe("posting");
+  });
+
   it("starts the run with the person's settings and records run, settings and start time", async () => {
     const s = await setup();
     await s.stores.settings.update(

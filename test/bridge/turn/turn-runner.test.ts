@@ -90,8 +90,11 @@ describe("the turn runner", () => {
 
   it("works a turn through every step and ends with the run's own text", async () => {
     const s = await setup();
+    const messages = vi.spyOn(s.turns, "recordMessage");
     const t = await s.turn();
     const done = await s.finish(await s.live(t));
+    // The question's message went in the write of the run's attempt, not one of its own.
+    expect(messages).not.toHaveBeenCalled();
     expect(names(s.service.calls)).toEqual(EVERY_CALL);
     expect(s.service.calls[1]).toEqual({
       call: "postMessage",
@@ -151,13 +154,16 @@ describe("the turn runner", () => {
 
   it("starts no run on a question whose message could not be recorded", async () => {
     const s = await setup();
-    const recording = heldCall(s.turns, "recordMessage");
+    // The message is recorded in the write of the run's attempt.
+    const recording = heldCall(s.turns, "recordRunAttempt");
     const t = await s.turn();
     const done = s.finish(await s.live(t));
     await recording.entered;
     recording.fail(new Error("the database went away"));
     expect(await done).toMatchObject({ state: "finished", outcome: "error", runId: null });
     expect(names(s.service.calls)).toEqual(["openThread", "postMessage"]);
+    // Recorded alone once the steps failed, so whoever looks at the turn again need not look.
+    expect(await s.turns.byId(t.id)).toMatchObject({ serviceMessageId: "msg-2" });
   });
 
   it("hands the steps the run's stream tells to the turn's reply", async () => {
@@ -383,7 +389,12 @@ describe("the turn runner", () => {
     expect(await s.runner.stop(l, BY_U1)).toBe(true);
     await done;
     expect(names(s.service.calls)).toEqual(["openThread", "postMessage"]);
-    expect(await s.turns.byId(t.id)).toMatchObject({ state: "finished", outcome: "stopped" });
+    // No run's attempt recorded the message: it was recorded alone.
+    expect(await s.turns.byId(t.id)).toMatchObject({
+      state: "finished",
+      outcome: "stopped",
+      serviceMessageId: "msg-2",
+    });
     expect(s.replies.calls.at(-1)?.view.phase).toEqual({ kind: "stopped", by: "U1" });
   });
 
