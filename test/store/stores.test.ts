@@ -299,9 +299,9 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       serviceMessageId: "m1",
     });
     // Neither part is written when the state allows only one of them.
-    await expect(stores.turns.recordRunAttempt(id, settings, { message: "m2" })).rejects.toThrow(
-      IllegalTransition,
-    );
+    await expect(
+      stores.turns.recordRunAttempt(id, settings, { message: "m2" }),
+    ).rejects.toThrow(IllegalTransition);
     expect((await stores.turns.byId(id))?.serviceMessageId).toBe("m1");
   });
 

@@ -12,7 +12,7 @@ import { callerOf, type StepContext } from "./turn-step.js";
  * "queued", ms. A shorter wait (a round trip to the budget replicas share, requests ahead that
  * go at once) says nothing a person needs, and shown, it would end the first message's wait
  * for the first words: the message would go without them, and they would wait for a change.
- * Settings read this long or longer before the start is sent are read again.
+ * After a wait this long the person's settings are also read again before the start is sent.
  */
 const SHOWN_WAIT_MS = 1_000;
 
@@ -31,8 +31,8 @@ export class RunStartUnknown extends Error {
 
 /**
  * The step that starts a turn's run on its posted message, at most once. The person's
- * settings for the channel are those of the moment the start is sent (read as the turn's steps
- * begin, and again should the start go SHOWN_WAIT_MS or more after that) and recorded with
+ * settings for the channel are those of the moment the start is sent (read beside its wait
+ * in the service budget, and again after a wait of SHOWN_WAIT_MS or more) and recorded with
  * the attempt (`run_starting`) once the start has its connection, just before a byte is
  * written, in one write with the question's message when that is not recorded yet: a
  * process that dies while the connection opens leaves the turn as it was (`message_posted`,
@@ -99,25 +99,6 @@ export class RunStart {
     return { started, recorded };
   }
 
-  /**
-   * The person's settings are read now, beside the steps before the start (the thread, the
-   * question's post), so that the start finds them read instead of waiting for a round trip
-   * of their own; read again before it goes if that is SHOWN_WAIT_MS or more later.
-   */
-  readAhead(turn: Turn, context: StepContext): void {
-    if (turn.runId === null) context.settingsRead = this.read(turn);
-  }
-
-  private read(turn: Turn): NonNullable<StepContext["settingsRead"]> {
-    const read = this.deps.settings.get({
-      team: turn.team,
-      channel: turn.channel,
-      user: turn.user,
-    });
-    read.catch(() => undefined);
-    return { at: this.deps.clock.now(), read };
-  }
-
   /** One start, sent at most once; throws RunStartUnknown when it may have started a run. */
   private async attempt(turn: Turn, context: StepContext): Promise<Run> {
     const { service, turns, settings } = this.deps;
@@ -125,10 +106,11 @@ export class RunStart {
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
     const triggerMessageId = turn.serviceMessageId as string;
     const waits = untilSent(context.outage.signal ?? life.waits);
-    // Read ahead (as the turn's steps began, `readAhead`) or now, while the start waits in the
-    // budget, and again when the body is built (just before it is sent) if it was read long
-    // before: what is sent is the settings of the moment it goes.
-    const { at: asked, read: early } = context.settingsRead ?? this.read(turn);
+    // Read while the start waits in the budget, and again when the body is built (just before
+    // it is sent) if that wait was long: what is sent is the settings of the moment it goes.
+    const asked = this.deps.clock.now();
+    const early = settings.get(key);
+    early.catch(() => undefined);
     let sent: RunSettings | undefined;
     let recorded = false;
     let recordFailure: unknown;

@@ -136,7 +136,6 @@ export class TurnRunner {
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
       steps = await this.context(turn, life, conversation);
-      this.start.readAhead(turn, steps);
       const run = await this.advance(turn, life, steps);
       // The question's message is recorded (with the run's attempt, or now), and the records
       // not waited for have landed, or the turn fails.

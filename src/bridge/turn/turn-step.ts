@@ -1,4 +1,4 @@
-import type { Conversation, RunSettings } from "../../store/stores.js";
+import type { Conversation } from "../../store/stores.js";
 import type { Turn } from "../../store/turn.js";
 import type { Caller } from "../ports.js";
 import type { OutageOptions } from "./outage.js";
@@ -25,8 +25,6 @@ export interface StepContext {
    * leaves to the look for the message that a retry makes first.
    */
   unrecordedMessage?: string | undefined;
-  /** The person's settings as read ahead of the run's start, and when (RunStart.readAhead). */
-  settingsRead?: { at: number; read: Promise<RunSettings> } | undefined;
   /**
    * Records a step made without waiting for them to land (how far the conversation's thread
    * is passed on): the runner ends the turn only once they have landed.

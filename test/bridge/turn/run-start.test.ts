@@ -139,36 +139,6 @@ describe("RunStart", () => {
     });
   });
 
-  it("sends the settings read ahead, as the steps began, without reading them again", async () => {
-    const s = await setup();
-    const where = { team: "T1", channel: "C1", user: "U1" };
-    await s.stores.settings.update(where, { maxSteps: 5 });
-    const t = await s.posted();
-    const context = await s.context(t);
-    const reads = vi.spyOn(s.stores.settings, "get");
-    s.start.readAhead(t, context);
-    expect(reads).toHaveBeenCalledTimes(1);
-    await context.settingsRead?.read;
-    // Chosen after the read and less than a second before the start: the start sends the read.
-    await s.clock.advance(999);
-    await s.stores.settings.update(where, { maxSteps: 9 });
-    await s.start.step(t, context);
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(s.service.calls.at(-1)).toMatchObject({ body: { maxSteps: 5 } });
-  });
-
-  it("reads the settings again when the start goes a second or more after they were read ahead", async () => {
-    const s = await setup();
-    const where = { team: "T1", channel: "C1", user: "U1" };
-    const t = await s.posted();
-    const context = await s.context(t);
-    s.start.readAhead(t, context);
-    await s.clock.advance(1_000);
-    await s.stores.settings.update(where, { maxSteps: 9 });
-    await s.start.step(t, context);
-    expect(s.service.calls.at(-1)).toMatchObject({ body: { maxSteps: 9 } });
-  });
-
   it("shows the turn queued at the service once its start has waited a second", async () => {
     const s = await setup();
     s.service.queuedAhead = 3;

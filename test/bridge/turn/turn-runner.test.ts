@@ -152,19 +152,6 @@ describe("the turn runner", () => {
     expect(s.replies.story(t.id).at(-1)).toBe("finish:unreachable:The an");
   });
 
-  it("reads the person's settings while the service thread is being opened", async () => {
-    const s = await setup();
-    const opening = s.service.hold("openThread");
-    const reads = vi.spyOn(s.stores.settings, "get");
-    const t = await s.turn();
-    const done = s.finish(await s.live(t));
-    await opening.entered;
-    expect(reads).toHaveBeenCalledTimes(1);
-    opening.release();
-    await done;
-    expect(reads).toHaveBeenCalledTimes(1);
-  });
-
   it("starts no run on a question whose message could not be recorded", async () => {
     const s = await setup();
     // The message is recorded in the write of the run's attempt.
