@@ -38,7 +38,7 @@ export function replicaBudgets(
   // The stores opened first and migrated the schema (bot.ts).
   const database = postgresDatabase(url, {
     // Six were tried (2026-11-28): the takes queued less, but more of them were made, and the
-    // first words came later in both runs of the bench (README, Performance).
+    // first words came later in both runs of the bench (docs/performance-history.md).
     max: 2,
     warm: 2,
     callTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
