@@ -178,7 +178,7 @@ export interface TurnStore {
   recordRunAttempt(
     id: string,
     settings: RunSettings,
-    options?: { message?: string },
+    options?: { message?: string | undefined },
   ): Promise<Turn>;
   /** The start sent certainly started nothing (a 429, no connection): it may be sent again. */
   recordRunNotStarted(id: string): Promise<Turn>;

@@ -136,8 +136,7 @@ export class RunStart {
             // The question's message, when not recorded yet, in the same write (StepContext).
             const message = context.unrecordedMessage;
             try {
-              const also = message === undefined ? {} : { message };
-              await turns.recordRunAttempt(turn.id, sent as RunSettings, also);
+              await turns.recordRunAttempt(turn.id, sent as RunSettings, { message });
               context.unrecordedMessage = undefined;
               await this.deps.durable?.();
             } catch (error) {
