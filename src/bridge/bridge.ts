@@ -127,8 +127,10 @@ export class Bridge {
       asked && inbound.ts === inbound.threadTs ? undefined : await conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
-    const { conversation, turn, overLimit } = await turns.record({
+    const { conversation, turn, overLimit, leased } = await turns.record({
       ...(found && { conversation: found }),
+      // Taken in the record's write when the turn is its conversation's only unfinished one.
+      ...(this.accepting && { lease: this.leases.forRecord }),
       assistant: this.deps.assistantFor(inbound),
       ...(this.deps.maxQueuedPerPerson !== undefined && { limit: this.deps.maxQueuedPerPerson }),
       team: inbound.team,
@@ -141,6 +143,9 @@ export class Bridge {
       files: inbound.files,
       notes: [],
     });
+    // Held from now on, whatever follows: should the turn not be scheduled below (the record
+    // not brought to the disk, say), the sweep's look at what this replica holds runs it.
+    if (leased) this.leases.adopt(conversation.id);
     // On the disk before Slack is told it arrived (a power cut must not lose it); a retry's
     // first delivery may still be on its way there.
     await this.durable();
@@ -159,6 +164,18 @@ export class Bridge {
       { turn: turn.id, team: turn.team, channel: turn.channel, conversation: conversation.id },
       "turn accepted",
     );
+    if (leased) {
+      // Held by the record itself, with no other turn to run first: scheduled now (a stop from
+      // now on finds it running here) on the records just written, and run once Slack has
+      // been answered, without a claim of its own.
+      let acknowledged: () => void = () => undefined;
+      this.schedule(turn, false, conversation, new Promise((resolve) => (acknowledged = resolve)));
+      this.afterAck(async () => {
+        this.deps.runner.expect(turn, conversation);
+        acknowledged();
+      });
+      return "accepted";
+    }
     this.afterAck(() => {
       this.deps.runner.expect(turn, conversation);
       return this.attend(conversation.id);
@@ -430,9 +447,14 @@ export class Bridge {
   /**
    * Queues the turn in its conversation. `followed`: turns scheduled with it come after it
    * (recorded elsewhere, or left by a replica): its reply opens now, so that it stands above
-   * theirs in the thread.
+   * theirs in the thread. `begins`: when its turn may begin (once Slack has been answered).
    */
-  private schedule(turn: Turn, followed = false, conversation?: Conversation): void {
+  private schedule(
+    turn: Turn,
+    followed = false,
+    conversation?: Conversation,
+    begins?: Promise<void>,
+  ): void {
     const life = new TurnLife(turn, this.replyOf(turn));
     this.live.set(turn.id, life);
     this.ranHere.set(turn.id, turn.conversationId);
@@ -460,9 +482,12 @@ export class Bridge {
     this.lastShown.set(key, life.reply.shown);
     void this.queue
       // First in its conversation's queue, it runs on the records just read.
-      .add(key, () =>
-        ahead === 0 ? this.deps.runner.run(life, turn, conversation) : this.deps.runner.run(life),
-      )
+      .add(key, async () => {
+        await begins;
+        return ahead === 0
+          ? this.deps.runner.run(life, turn, conversation)
+          : this.deps.runner.run(life);
+      })
       .finally(() => {
         life.reply.abandon();
         this.live.delete(turn.id);

@@ -45,6 +45,8 @@ export class ConversationLeases {
   /** A renewal or a sweep under way: a timer that fires meanwhile skips its turn. */
   private renewing = false;
   private sweeping = false;
+  /** The leases were handed back: one a record takes from now on is given back too. */
+  private handedBack = false;
 
   constructor(
     private readonly store: LeaseStore,
@@ -72,6 +74,26 @@ export class ConversationLeases {
     const { holder, ttlMs } = this.options;
     const { claim, ...read } = await this.store.claimReading(conversationId, holder, ttlMs);
     return this.took(conversationId, claim) ? read : undefined;
+  }
+
+  /** What a question's record asks for to take its conversation's lease (NewQuestion.lease). */
+  get forRecord(): { holder: string; ttlMs: number } {
+    return { holder: this.options.holder, ttlMs: this.options.ttlMs };
+  }
+
+  /**
+   * A question's record took the conversation's lease in its own write (TurnStore.record):
+   * held from now on, as after a claim. After the leases were handed back (a shutdown) it is
+   * given back at once, with any other left to this holder.
+   */
+  adopt(conversationId: number): void {
+    if (!this.handedBack) {
+      this.held.add(conversationId);
+      return;
+    }
+    this.store.releaseAll(this.options.holder).catch((error: unknown) => {
+      this.options.logger.warn({ err: String(error) }, "could not give a lease back");
+    });
   }
 
   /** Whether `claim` holds the conversation for this process now (and so, from now on, `holds`). */
@@ -114,6 +136,7 @@ export class ConversationLeases {
 
   /** Stops renewing and sweeping, and hands every lease back for another replica to take. */
   handBack(): Promise<number> {
+    this.handedBack = true;
     this.cancelRenew?.();
     this.cancelSweep?.();
     this.held.clear();

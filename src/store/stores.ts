@@ -101,6 +101,13 @@ export interface NewQuestion extends Omit<NewTurn, "conversationId"> {
    * files, so that it is never answered and a Slack retry of it is still recognised.
    */
   limit?: number;
+  /**
+   * The conversation's lease, taken for `holder` in the record's own write (on PostgreSQL the
+   * same statement) when the turn recorded is the conversation's only unfinished one and
+   * nobody has a lease on it: its holder runs it without a claim of its own, a round trip
+   * fewer before the answer starts (ConversationLeases.adopt). Undefined: no lease is taken.
+   */
+  lease?: { holder: string; ttlMs: number };
 }
 
 export interface RecordedQuestion {
@@ -109,6 +116,8 @@ export interface RecordedQuestion {
   turn: Turn | undefined;
   /** The asker was past the limit: the turn was recorded refused. */
   overLimit: boolean;
+  /** The record took the conversation's lease for the holder it was given (NewQuestion.lease). */
+  leased: boolean;
 }
 
 /**
@@ -120,7 +129,8 @@ export interface TurnStore {
   /**
    * Records a Slack message's question as a new turn, in its thread's conversation: the one
    * given, found already, or else made by the same write. Slack's acknowledgement waits for
-   * this: PostgreSQL records both in one statement, a single round trip.
+   * this: PostgreSQL records both in one statement, a single round trip, with the lease when
+   * one is asked for and free (NewQuestion.lease).
    */
   record(question: NewQuestion): Promise<RecordedQuestion>;
   byId(id: string): Promise<Turn | undefined>;

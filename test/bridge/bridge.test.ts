@@ -75,36 +75,70 @@ describe("Bridge.accept", () => {
     expect(await s.bridge.accept(first)).toBe("accepted");
     await s.bridge.idle();
     expect(reads).not.toHaveBeenCalled();
-    // Two in one thread at once: the second waits behind the first, and is read when its turn comes.
+    // Two in one thread at once: the second waits behind the first, and is read when its turn
+    // comes (the first's run is still starting when the second is taken on).
+    const held = s.service.hold("startRun");
     const second = inbound({ threadTs: first.threadTs });
     const third = inbound({ threadTs: first.threadTs });
     expect(await s.bridge.accept(second)).toBe("accepted");
     expect(await s.bridge.accept(third)).toBe("accepted");
+    await held.entered;
+    // The third is taken on once Slack has been answered for it.
+    await new Promise(setImmediate);
+    held.release();
     await s.bridge.idle();
     expect(reads).toHaveBeenCalledTimes(1);
     expect(s.service.count("startRun")).toBe(3);
   });
 
-  it("reads a conversation with its unfinished turns in its claim, and its first turn runs on them", async () => {
+  it("takes a new thread's lease in the question's record, and runs its turn on the records just written", async () => {
     const s = setup();
     const { turns, conversations, leases } = s.stores;
     const claims = vi.spyOn(leases, "claimReading");
     const reads = vi.spyOn(conversations, "byId");
-    const turnReads = vi.spyOn(turns, "unfinishedIn");
+    const turnReads = vi.spyOn(turns, "byId");
+    const unfinishedReads = vi.spyOn(turns, "unfinishedIn");
     const releases = vi.spyOn(leases, "releaseIfDone");
     expect(await s.bridge.accept(inbound())).toBe("accepted");
+    // Held from the record on, before Slack is answered.
+    expect(await leases.heldBy("replica-1")).toBe(1);
     await s.bridge.idle();
-    expect(claims).toHaveBeenCalledTimes(1);
-    // Read again by nobody: the runner runs the turn on the conversation read with the claim.
+    // No claim, and nothing read again: the turn ran on what the record wrote.
+    expect(claims).not.toHaveBeenCalled();
     expect(reads).not.toHaveBeenCalled();
+    expect(turnReads).not.toHaveBeenCalled();
     expect(s.service.count("startRun")).toBe(1);
     // Once its queue is empty (drained) the lease goes back in the same statement as the
     // look for turns left, and with none left nothing else is read.
     expect(releases).toHaveBeenCalledTimes(1);
-    expect(releases.mock.invocationCallOrder[0] ?? 0).toBeGreaterThan(
-      claims.mock.invocationCallOrder[0] ?? Number.POSITIVE_INFINITY,
+    expect(unfinishedReads).not.toHaveBeenCalled();
+    expect(await leases.heldBy("replica-1")).toBe(0);
+  });
+
+  it("claims a conversation whose lease a replica left behind, reading its unfinished turns in the claim", async () => {
+    let now = 1_000;
+    const s = setup(memoryStores(() => now));
+    const { turns, conversations, leases } = s.stores;
+    const first = inbound();
+    // Another replica held the thread and died: its lease row is there, expired.
+    const { id } = await conversations.ensure(
+      { team: first.team, channel: first.channel, threadTs: first.threadTs },
+      "asst-1",
     );
+    expect(await leases.claim(id, "replica-2", 500)).toBe("claimed");
+    now = 2_000;
+    const claims = vi.spyOn(leases, "claimReading");
+    const reads = vi.spyOn(conversations, "byId");
+    const turnReads = vi.spyOn(turns, "byId");
+    expect(await s.bridge.accept(first)).toBe("accepted");
+    // The record leaves the row to a claim.
+    expect(await leases.heldBy("replica-1")).toBe(0);
+    await s.bridge.idle();
+    expect(claims).toHaveBeenCalledTimes(1);
+    // Read again by nobody: the runner runs the turn on the conversation read with the claim.
+    expect(reads).not.toHaveBeenCalled();
     expect(turnReads).not.toHaveBeenCalled();
+    expect(s.service.count("startRun")).toBe(1);
     expect(await leases.heldBy("replica-1")).toBe(0);
   });
 
@@ -136,6 +170,8 @@ describe("Bridge.accept", () => {
 
   it("shows a turn behind an earlier one of its thread as queued at once", async () => {
     const s = setup();
+    // The first answer is still starting when the second is taken on.
+    const held = s.service.hold("startRun");
     const first = inbound();
     await s.bridge.accept(first);
     await s.bridge.accept(inbound({ threadTs: first.threadTs }));
@@ -144,6 +180,7 @@ describe("Bridge.accept", () => {
     expect([s.replies.story(second), s.service.calls]).toEqual([[], []]);
     await new Promise(setImmediate);
     expect(s.replies.story(second)[0]).toBe("open:queued(thread 1)");
+    held.release();
     await s.bridge.idle();
     expect(s.replies.story(second).at(-1)).toBe("finish:completed:The answer.");
   });

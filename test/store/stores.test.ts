@@ -156,11 +156,75 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     expect(await conversations.find(KEY)).toEqual(first.conversation);
     // A retry of the message: no second turn, the same conversation.
     const again = await ask("1.1");
-    expect(again).toEqual({ conversation: first.conversation, turn: undefined, overLimit: false });
+    expect(again).toEqual({
+      conversation: first.conversation,
+      turn: undefined,
+      overLimit: false,
+      leased: false,
+    });
     // A reply in the thread, recorded without the conversation found first.
     const reply = await ask("1.2");
     expect(reply.conversation).toEqual(first.conversation);
     expect(await turns.byId(reply.turn?.id ?? "")).toEqual(reply.turn);
+  });
+
+  it("takes the conversation's lease in a question's record only when the turn is its only one unfinished and no lease row is there", async () => {
+    let now = 1_000;
+    const stores = open(() => now);
+    const { turns, leases } = stores;
+    const lease = { holder: "r1", ttlMs: 500 };
+    const ask = (messageTs: string, options: { threadTs?: string; limit?: number } = {}) =>
+      turns.record({
+        assistant: "asst",
+        ...KEY,
+        threadTs: options.threadTs ?? KEY.threadTs,
+        messageTs,
+        user: "U1",
+        content: "q",
+        notes: [],
+        lease,
+        ...(options.limit !== undefined && { limit: options.limit }),
+      });
+    // A new thread: its conversation, its turn and the lease, live until now + ttl.
+    const first = await ask("1.1");
+    expect(first.leased).toBe(true);
+    expect(await leases.heldBy("r1")).toBe(1);
+    expect(await leases.claim(first.conversation.id, "r2", 500)).toBe("refused");
+    // A redelivery, and a second question while the first is unfinished: nothing taken.
+    expect(await ask("1.1")).toMatchObject({ turn: undefined, leased: false });
+    const second = await ask("1.2");
+    expect(second.turn?.state).toBe("received");
+    expect(second.leased).toBe(false);
+    // Both finished and the lease given back: the next question takes it again.
+    await turns.finish(first.turn?.id ?? "", { outcome: "completed" });
+    await turns.finish(second.turn?.id ?? "", { outcome: "completed" });
+    expect(await leases.releaseIfDone(first.conversation.id, "r1")).toEqual([]);
+    const third = await ask("1.3");
+    expect(third.leased).toBe(true);
+    await turns.finish(third.turn?.id ?? "", { outcome: "completed" });
+    // A lease row left there (r2's, expired: a replica that died) is for a claim to take over.
+    expect(await leases.releaseIfDone(first.conversation.id, "r1")).toEqual([]);
+    expect(await leases.claim(first.conversation.id, "r2", 500)).toBe("claimed");
+    now = 2_000;
+    const fourth = await ask("1.4");
+    expect(fourth.leased).toBe(false);
+    expect(await leases.claim(first.conversation.id, "r1", 500)).toBe("taken_over");
+    // A question refused at the limit, and one recorded without asking: no lease.
+    expect(await ask("2.1", { threadTs: "2.1", limit: 0 })).toMatchObject({
+      overLimit: true,
+      leased: false,
+    });
+    const unasked = await turns.record({
+      assistant: "asst",
+      ...KEY,
+      threadTs: "3.1",
+      messageTs: "3.1",
+      user: "U2",
+      content: "q",
+      notes: [],
+    });
+    expect(unasked.leased).toBe(false);
+    expect(await leases.claim(unasked.conversation.id, "r2", 500)).toBe("claimed");
   });
 
   it("records a question of an asker at the limit refused: finished, without its text or files", async () => {
@@ -299,9 +363,9 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       serviceMessageId: "m1",
     });
     // Neither part is written when the state allows only one of them.
-    await expect(
-      stores.turns.recordRunAttempt(id, settings, { message: "m2" }),
-    ).rejects.toThrow(IllegalTransition);
+    await expect(stores.turns.recordRunAttempt(id, settings, { message: "m2" })).rejects.toThrow(
+      IllegalTransition,
+    );
     expect((await stores.turns.byId(id))?.serviceMessageId).toBe("m1");
   });
 

@@ -60,7 +60,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
   }
 
   async record(question: NewQuestion): Promise<RecordedQuestion> {
-    const { conversation: found, assistant, limit, ...input } = question;
+    const { conversation: found, assistant, limit, lease, ...input } = question;
     const now = this.now();
     const id = randomUUID();
     const received = (conversationId: number) =>
@@ -69,26 +69,45 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     const on = this.acknowledging;
     const key = { team: input.team, channel: input.channel, threadTs: input.threadTs };
     const upsert = (db: QueryCreator<Schema>) => conversationUpsert(db, key, assistant, now);
-    if (!found && this.sqlDb.writesInWith) {
-      // The conversation and the turn in one statement: the turn's insert, as it would be on
-      // its own (typed without `c`), reads the conversation's id from the upsert's row.
+    // The turn's insert and the lease's, as they would be on their own (typed without the
+    // WITH's names), reading the conversation's id from `c` when it is made in the same write.
+    const turnIn = (db: unknown, conversationId: number | RawBuilder<unknown>) =>
+      this.insert(db as QueryCreator<Schema>, received(0), limit, conversationId);
+    const leaseIn = (db: unknown, conversationId: number | RawBuilder<unknown>) =>
+      leaseInsert(db as QueryCreator<Schema>, lease, conversationId, id, now, TAKEN_HERE);
+    const leased = sql<boolean>`EXISTS (SELECT 1 FROM l)`.as("leased");
+    if (this.sqlDb.writesInWith && !found) {
+      // The conversation, the turn and the lease in one statement.
+      const fromC = sql`(SELECT id FROM c)`;
       const row = await on
         .with("c", upsert)
-        .with("t", (db) => {
-          const turns = db as unknown as QueryCreator<Schema>;
-          return this.insert(turns, received(0), limit, sql`(SELECT id FROM c)`);
-        })
+        .with("t", (db) => turnIn(db, fromC))
+        .with("l", (db) => leaseIn(db, fromC))
         .selectFrom("c")
         .selectAll()
-        .select((eb) => eb.selectFrom("t").select("state").as("recorded"))
+        .select((eb) => [eb.selectFrom("t").select("state").as("recorded"), leased])
         .executeTakeFirstOrThrow();
-      const { recorded, ...conversation } = row;
-      return this.recorded(toConversation(conversation), received(row.id), recorded);
+      const { recorded, leased: took, ...conversation } = row;
+      return this.recorded(toConversation(conversation), received(row.id), recorded, took);
     }
+    if (this.sqlDb.writesInWith && found) {
+      const row = await on
+        .with("t", (db) => turnIn(db, found.id))
+        .with("l", (db) => leaseIn(db, found.id))
+        .selectNoFrom((eb) => [eb.selectFrom("t").select("state").as("recorded"), leased])
+        .executeTakeFirstOrThrow();
+      return this.recorded(found, received(found.id), row.recorded, row.leased);
+    }
+    // SQLite: one statement after the other, none waited for (its writes are synchronous).
     const conversation = found ?? toConversation(await upsert(on).executeTakeFirstOrThrow());
     const turn = received(conversation.id);
     const inserted = await this.insert(on, turn, limit, conversation.id).executeTakeFirst();
-    return this.recorded(conversation, turn, inserted?.state ?? null);
+    const asked = inserted?.state === "received" && lease !== undefined;
+    const took =
+      asked &&
+      (await leaseInsert(on, lease, conversation.id, id, now, sql<boolean>`TRUE`).execute())
+        .length > 0;
+    return this.recorded(conversation, turn, inserted?.state ?? null, took);
   }
 
   /**
@@ -129,14 +148,19 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
    * The turn as inserted, not read back (`state` null: another delivery of this Slack message,
    * a retry or another replica's, recorded it first).
    */
-  private recorded(conversation: Conversation, turn: Turn, state: string | null): RecordedQuestion {
-    if (state === null) return { conversation, turn: undefined, overLimit: false };
+  private recorded(
+    conversation: Conversation,
+    turn: Turn,
+    state: string | null,
+    leased: boolean,
+  ): RecordedQuestion {
+    if (state === null) return { conversation, turn: undefined, overLimit: false, leased: false };
     const overLimit = state === "finished";
     const kept: Turn = overLimit
       ? { ...turn, content: "", files: [], state: "finished", outcome: "error" }
       : turn;
     this.versions.keep({ turn: kept, updatedAt: kept.createdAt });
-    return { conversation, turn: kept, overLimit };
+    return { conversation, turn: kept, overLimit, leased };
   }
 
   async byId(id: string): Promise<Turn | undefined> {
@@ -377,4 +401,49 @@ export function unfinishedInQuery(sqlDb: SqlDatabase, conversationId: number) {
     .where("state", "<>", FINISHED)
     .orderBy("created_at")
     .orderBy(sql.ref(sqlDb.arrival));
+}
+
+/** In a record's statement (PostgreSQL): the turn `t` was recorded to be answered. */
+const TAKEN_HERE = sql<boolean>`EXISTS (SELECT 1 FROM t WHERE state = 'received')`;
+
+/**
+ * The insert of a record's lease (NewQuestion.lease) on the conversation `conversationId`,
+ * made only when `recorded` holds and the conversation has no unfinished turn but the new one
+ * `turnId` (on PostgreSQL the statement does not see its own insert, nor one not yet
+ * committed). A lease row already there, whoever's and however old, is left for a claim to
+ * decide; of two records at once in one conversation, one inserts the row. Returns the row's
+ * conversation id when it was inserted; none when no lease was asked for.
+ */
+function leaseInsert(
+  db: QueryCreator<Schema>,
+  lease: NewQuestion["lease"],
+  conversationId: number | RawBuilder<unknown>,
+  turnId: string,
+  now: number,
+  recorded: RawBuilder<boolean>,
+) {
+  const asked = lease !== undefined;
+  const others = db
+    .selectFrom("turns")
+    .select(sql.lit(1).as("one"))
+    .where("conversation_id", "=", conversationId as number)
+    .where("state", "<>", FINISHED)
+    .where("id", "<>", turnId);
+  return db
+    .insertInto("conversation_leases")
+    .columns(["conversation_id", "holder", "expires_at", "taken_from"])
+    .expression(
+      db
+        .selectNoFrom([
+          sql<number>`CAST(${conversationId} AS BIGINT)`.as("conversation_id"),
+          sql<string>`CAST(${lease?.holder ?? ""} AS TEXT)`.as("holder"),
+          sql<number>`CAST(${now + (lease?.ttlMs ?? 0)} AS BIGINT)`.as("expires_at"),
+          sql<null>`NULL`.as("taken_from"),
+        ])
+        .where(sql<boolean>`${sql.lit(asked)}`)
+        .where(recorded)
+        .where(({ not, exists }) => not(exists(others))),
+    )
+    .onConflict((conflict) => conflict.column("conversation_id").doNothing())
+    .returning("conversation_id");
 }
