@@ -85,7 +85,13 @@ export class FakeService implements AssistantService {
     return { id: `thread-${++this.ids}` };
   }
 
-  async postMessage(threadId: string, body: { content: string }): Promise<{ id: string }> {
+  async postMessage(
+    threadId: string,
+    body: { content: string },
+    opts?: CallOptions,
+  ): Promise<{ id: string }> {
+    // As the real client: once the call has its connection, before a byte of it is written.
+    await opts?.onSend?.({ identity: "shared" });
     await this.enter({ call: "postMessage", threadId, content: body.content });
     const message = { id: `msg-${++this.ids}`, content: body.content, role: "user" };
     this.messages.push(message);

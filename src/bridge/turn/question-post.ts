@@ -74,7 +74,11 @@ export class QuestionPost {
         // it looks before posting again.
         current = await this.recordAttempt(turn.id);
       }
-      const message = await service.postMessage(threadId, { content: text }, callerOf(context));
+      const message = await service.postMessage(
+        threadId,
+        { content: text },
+        { ...callerOf(context), ...threadNamed(context, threadId) },
+      );
       return recorded(message.id);
     }, context.outage);
   };
@@ -107,4 +111,21 @@ export class QuestionPost {
     }
     return undefined;
   }
+}
+
+/**
+ * Holds the post's body until the thread just opened is on the conversation's record (once
+ * the post has its connection: nothing is written before), and refuses to send it should the
+ * record keep another thread (a replica that opened one at the same moment): the turn fails
+ * rather than post where no later turn would look. Nothing to hold for a recorded thread.
+ */
+function threadNamed(context: StepContext, threadId: string): { onSend?: () => Promise<void> } {
+  const recorded = context.threadRecorded;
+  if (!recorded) return {};
+  return {
+    onSend: async () => {
+      const kept = await recorded;
+      if (kept !== threadId) throw new Error(`the conversation keeps service thread ${kept}`);
+    },
+  };
 }

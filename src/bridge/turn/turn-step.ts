@@ -26,6 +26,12 @@ export interface StepContext {
    */
   unrecordedMessage?: string | undefined;
   /**
+   * The service thread just opened, on its way to the conversation's record (threadOpen):
+   * resolves with the thread the conversation keeps. The question's post holds its body until
+   * then (QuestionPost.step), so no message goes to a thread the record does not name.
+   */
+  threadRecorded?: Promise<string> | undefined;
+  /**
    * Records a step made without waiting for them to land (how far the conversation's thread
    * is passed on): the runner ends the turn only once they have landed.
    */

@@ -36,6 +36,34 @@ describe("QuestionPost", () => {
     ]);
   });
 
+  it("holds the question's post until the thread just opened is on the conversation's record", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    const context = await s.context(t);
+    let land: (kept: string) => void = () => undefined;
+    context.threadRecorded = new Promise((resolve) => (land = resolve));
+    const posting = s.post.step(t, context);
+    await new Promise(setImmediate);
+    // Under way, and not a byte sent.
+    expect(s.service.calls).toEqual([]);
+    land("thread-9");
+    expect(await posting).toMatchObject({ state: "message_posted", serviceMessageId: "msg-1" });
+    expect(s.service.calls).toEqual([
+      { call: "postMessage", threadId: "thread-9", content: "What is up?" },
+    ]);
+  });
+
+  it("sends no question to a thread the conversation's record does not keep", async () => {
+    const s = await setup();
+    const t = await s.composed(await s.turn());
+    const context = await s.context(t);
+    // Another replica's thread was recorded first.
+    context.threadRecorded = Promise.resolve("thread-other");
+    await expect(s.post.step(t, context)).rejects.toThrow(/thread-other/);
+    expect(s.service.calls).toEqual([]);
+    expect((await s.stores.turns.byId(t.id))?.serviceMessageId).toBeNull();
+  });
+
   it("goes on once the question is posted, its message left for the run's attempt to record", async () => {
     const s = await setup();
     const t = await s.composed(await s.turn());
