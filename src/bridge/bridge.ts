@@ -14,6 +14,7 @@ import type { BridgeLogger, ReplyStrategy } from "./ports.js";
 import { type StopReason, TurnLife } from "./turn/turn-life.js";
 import { TurnReply } from "./turn/turn-reply.js";
 import type { TurnRunner } from "./turn/turn-runner.js";
+import type { SettingsRead } from "./turn/turn-step.js";
 
 /**
  * `deferred`: recorded while the bot stops, answered at the next start. `over_limit`: the
@@ -36,7 +37,7 @@ export interface BridgeDeps {
   turns: TurnStore;
   leases: LeaseStore;
   replica: ReplicaOptions;
-  /** For the leases' renewals and sweeps; default the system clock. */
+  /** For the leases' renewals and sweeps, and when a record read; default the system clock. */
   clock?: Clock;
   runner: TurnRunner;
   logger: BridgeLogger;
@@ -89,12 +90,14 @@ export class Bridge {
    */
   private readonly handing = new Map<number, Promise<unknown>>();
   private accepting = true;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: BridgeDeps) {
     const { holder, leaseTtlMs, sweepMs } = deps.replica;
+    this.clock = deps.clock ?? systemClock;
     this.leases = new ConversationLeases(
       deps.leases,
-      { holder, ttlMs: leaseTtlMs, sweepMs, clock: deps.clock ?? systemClock, logger: deps.logger },
+      { holder, ttlMs: leaseTtlMs, sweepMs, clock: this.clock, logger: deps.logger },
       {
         attend: (id) => this.attend(id),
         recheck: (ids) => this.recheck(ids),
@@ -127,7 +130,7 @@ export class Bridge {
       asked && inbound.ts === inbound.threadTs ? undefined : await conversations.find(key);
     // As wouldAnswer decides, with the one lookup.
     if (!found && !asked) return "ignored";
-    const { conversation, turn, overLimit, leased } = await turns.record({
+    const { conversation, turn, overLimit, leased, settings } = await turns.record({
       ...(found && { conversation: found }),
       // Taken in the record's write when the turn is its conversation's only unfinished one.
       ...(this.accepting && { lease: this.leases.forRecord }),
@@ -169,7 +172,9 @@ export class Bridge {
       // now on finds it running here) on the records just written, and run once Slack has
       // been answered, without a claim of its own.
       let acknowledged: () => void = () => undefined;
-      this.schedule(turn, false, conversation, new Promise((resolve) => (acknowledged = resolve)));
+      const begins = new Promise<void>((resolve) => (acknowledged = resolve));
+      const read = settings && { settings, at: this.clock.now() };
+      this.schedule(turn, false, conversation, { begins, ...(read && { settings: read }) });
       this.afterAck(async () => {
         this.deps.runner.expect(turn, conversation);
         acknowledged();
@@ -447,13 +452,14 @@ export class Bridge {
   /**
    * Queues the turn in its conversation. `followed`: turns scheduled with it come after it
    * (recorded elsewhere, or left by a replica): its reply opens now, so that it stands above
-   * theirs in the thread. `begins`: when its turn may begin (once Slack has been answered).
+   * theirs in the thread. `start`: when a turn recorded here may begin (once Slack has been
+   * answered), and the asker's settings read with its record.
    */
   private schedule(
     turn: Turn,
     followed = false,
     conversation?: Conversation,
-    begins?: Promise<void>,
+    start?: { begins: Promise<void>; settings?: SettingsRead },
   ): void {
     const life = new TurnLife(turn, this.replyOf(turn));
     this.live.set(turn.id, life);
@@ -483,9 +489,9 @@ export class Bridge {
     void this.queue
       // First in its conversation's queue, it runs on the records just read.
       .add(key, async () => {
-        await begins;
+        await start?.begins;
         return ahead === 0
-          ? this.deps.runner.run(life, turn, conversation)
+          ? this.deps.runner.run(life, turn, conversation, start?.settings)
           : this.deps.runner.run(life);
       })
       .finally(() => {

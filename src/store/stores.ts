@@ -118,6 +118,12 @@ export interface RecordedQuestion {
   overLimit: boolean;
   /** The record took the conversation's lease for the holder it was given (NewQuestion.lease). */
   leased: boolean;
+  /**
+   * With a lease taken: the asker's settings in the question's channel, read by the record
+   * (on PostgreSQL in its statement), for the run's start that follows at once. Undefined
+   * without a lease.
+   */
+  settings?: RunSettings;
 }
 
 /**

@@ -99,6 +99,8 @@ describe("Bridge.accept", () => {
     const turnReads = vi.spyOn(turns, "byId");
     const unfinishedReads = vi.spyOn(turns, "unfinishedIn");
     const releases = vi.spyOn(leases, "releaseIfDone");
+    await s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps: 3 });
+    const settingsReads = vi.spyOn(s.stores.settings, "get");
     expect(await s.bridge.accept(inbound())).toBe("accepted");
     // Held from the record on, before Slack is answered.
     expect(await leases.heldBy("replica-1")).toBe(1);
@@ -107,7 +109,11 @@ describe("Bridge.accept", () => {
     expect(claims).not.toHaveBeenCalled();
     expect(reads).not.toHaveBeenCalled();
     expect(turnReads).not.toHaveBeenCalled();
-    expect(s.service.count("startRun")).toBe(1);
+    // Started with the asker's settings as the record read them.
+    expect(settingsReads).not.toHaveBeenCalled();
+    expect(s.service.calls.filter((c) => c.call === "startRun")).toMatchObject([
+      { body: { maxSteps: 3 } },
+    ]);
     // Once its queue is empty (drained) the lease goes back in the same statement as the
     // look for turns left, and with none left nothing else is read.
     expect(releases).toHaveBeenCalledTimes(1);

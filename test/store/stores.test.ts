@@ -173,6 +173,7 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const stores = open(() => now);
     const { turns, leases } = stores;
     const lease = { holder: "r1", ttlMs: 500 };
+    await stores.settings.update({ team: "T", channel: "C", user: "U1" }, { maxSteps: 7 });
     const ask = (messageTs: string, options: { threadTs?: string; limit?: number } = {}) =>
       turns.record({
         assistant: "asst",
@@ -188,6 +189,8 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     // A new thread: its conversation, its turn and the lease, live until now + ttl.
     const first = await ask("1.1");
     expect(first.leased).toBe(true);
+    // With the lease, the asker's settings in the channel, read by the record.
+    expect(first.settings).toEqual({ maxSteps: 7 });
     expect(await leases.heldBy("r1")).toBe(1);
     expect(await leases.claim(first.conversation.id, "r2", 500)).toBe("refused");
     // A redelivery, and a second question while the first is unfinished: nothing taken.
@@ -195,12 +198,14 @@ describe.each(implementations)("the %s stores", (_name, open) => {
     const second = await ask("1.2");
     expect(second.turn?.state).toBe("received");
     expect(second.leased).toBe(false);
+    expect(second.settings).toBeUndefined();
     // Both finished and the lease given back: the next question takes it again.
     await turns.finish(first.turn?.id ?? "", { outcome: "completed" });
     await turns.finish(second.turn?.id ?? "", { outcome: "completed" });
     expect(await leases.releaseIfDone(first.conversation.id, "r1")).toEqual([]);
     const third = await ask("1.3");
     expect(third.leased).toBe(true);
+    expect(third.settings).toEqual({ maxSteps: 7 });
     await turns.finish(third.turn?.id ?? "", { outcome: "completed" });
     // A lease row left there (r2's, expired: a replica that died) is for a claim to take over.
     expect(await leases.releaseIfDone(first.conversation.id, "r1")).toEqual([]);
@@ -224,6 +229,19 @@ describe.each(implementations)("the %s stores", (_name, open) => {
       notes: [],
     });
     expect(unasked.leased).toBe(false);
+    expect(unasked.settings).toBeUndefined();
+    // Someone with no settings of their own: none.
+    const theirs = await turns.record({
+      assistant: "asst",
+      ...KEY,
+      threadTs: "4.1",
+      messageTs: "4.1",
+      user: "U3",
+      content: "q",
+      notes: [],
+      lease,
+    });
+    expect(theirs).toMatchObject({ leased: true, settings: {} });
     expect(await leases.claim(unasked.conversation.id, "r2", 500)).toBe("claimed");
   });
 

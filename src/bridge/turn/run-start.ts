@@ -12,7 +12,7 @@ import { callerOf, type StepContext } from "./turn-step.js";
  * "queued", ms. A shorter wait (a round trip to the budget replicas share, requests ahead that
  * go at once) says nothing a person needs, and shown, it would end the first message's wait
  * for the first words: the message would go without them, and they would wait for a change.
- * After a wait this long the person's settings are also read again before the start is sent.
+ * Settings read this long before the start is sent are also read again.
  */
 const SHOWN_WAIT_MS = 1_000;
 
@@ -31,8 +31,9 @@ export class RunStartUnknown extends Error {
 
 /**
  * The step that starts a turn's run on its posted message, at most once. The person's
- * settings for the channel are those of the moment the start is sent (read beside its wait
- * in the service budget, and again after a wait of SHOWN_WAIT_MS or more) and recorded with
+ * settings for the channel are those of about the moment the start is sent (read with the
+ * question's record when the turn ran at once, else beside the start's wait in the service
+ * budget; read again when that read is SHOWN_WAIT_MS old or more) and recorded with
  * the attempt (`run_starting`) once the start has its connection, just before a byte is
  * written, in one write with the question's message when that is not recorded yet: a
  * process that dies while the connection opens leaves the turn as it was (`message_posted`,
@@ -106,10 +107,13 @@ export class RunStart {
     const key = { team: turn.team, channel: turn.channel, user: turn.user };
     const triggerMessageId = turn.serviceMessageId as string;
     const waits = untilSent(context.outage.signal ?? life.waits);
-    // Read while the start waits in the budget, and again when the body is built (just before
-    // it is sent) if that wait was long: what is sent is the settings of the moment it goes.
-    const asked = this.deps.clock.now();
-    const early = settings.get(key);
+    // Read with the question's record (used once), else now while the start waits in the
+    // budget; read again when the body is built (just before it is sent) if that read is old
+    // by then: what is sent is the settings of about the moment it goes.
+    const known = context.settingsRead;
+    context.settingsRead = undefined;
+    const asked = known?.at ?? this.deps.clock.now();
+    const early = known ? Promise.resolve(known.settings) : settings.get(key);
     early.catch(() => undefined);
     let sent: RunSettings | undefined;
     let recorded = false;

@@ -26,7 +26,7 @@ import {
   timeoutMessage,
 } from "./turn-ending.js";
 import type { StopReason, TurnLife } from "./turn-life.js";
-import { callerFor, type StepContext, type TurnStep } from "./turn-step.js";
+import { callerFor, type SettingsRead, type StepContext, type TurnStep } from "./turn-step.js";
 
 export interface TurnLimits {
   /** Longest person's message passed on, characters. */
@@ -106,9 +106,15 @@ export class TurnRunner {
    * read from the store just before, with nothing awaited since (it waited behind no other
    * turn); otherwise it is read again. Either way each step's write is conditional on the row
    * being the version it was computed from (store/sql/turns.ts). `conversation`: its
-   * conversation read with it (used only with `read`).
+   * conversation read with it, and `settings` the asker's read with it (both used only with
+   * `read`).
    */
-  async run(life: TurnLife, read?: Turn, conversation?: Conversation): Promise<void> {
+  async run(
+    life: TurnLife,
+    read?: Turn,
+    conversation?: Conversation,
+    settings?: SettingsRead,
+  ): Promise<void> {
     if (life.stage !== "waiting") return;
     const turn = read ?? (await this.deps.turns.byId(life.id));
     // Asked again after the read: a stop or a leave while it was on its way ended it here.
@@ -116,7 +122,7 @@ export class TurnRunner {
     if (!turn || turn.state === "finished") return life.end();
     life.start(turn.runId);
     try {
-      const end = await this.work(turn, life, read && conversation);
+      const end = await this.work(turn, life, read && conversation, read && settings);
       if (end) await this.end(turn, life, end.ending, end.run);
     } finally {
       life.end();
@@ -128,6 +134,7 @@ export class TurnRunner {
     turn: Turn,
     life: TurnLife,
     conversation: Conversation | undefined,
+    settings: SettingsRead | undefined,
   ): Promise<{ ending: Ending; run?: Run } | undefined> {
     const { limits, logger } = this.deps;
     let steps: StepContext | undefined;
@@ -136,6 +143,7 @@ export class TurnRunner {
       const refused = refusal(turn.content, limits.maxMessageChars, turn.files.length > 0);
       if (refused) return { ending: refused };
       steps = await this.context(turn, life, conversation);
+      steps.settingsRead = settings;
       const run = await this.advance(turn, life, steps);
       // The question's message is recorded (with the run's attempt, or now), and the records
       // not waited for have landed, or the turn fails.

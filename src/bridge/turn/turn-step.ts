@@ -1,8 +1,14 @@
-import type { Conversation } from "../../store/stores.js";
+import type { Conversation, RunSettings } from "../../store/stores.js";
 import type { Turn } from "../../store/turn.js";
 import type { Caller } from "../ports.js";
 import type { OutageOptions } from "./outage.js";
 import type { TurnLife } from "./turn-life.js";
+
+/** A person's settings as read at `at` (with the question's record, TurnStore.record). */
+export interface SettingsRead {
+  settings: RunSettings;
+  at: number;
+}
 
 /** What every step of a turn is given besides the turn's record. */
 export interface StepContext {
@@ -13,6 +19,11 @@ export interface StepContext {
   outage: OutageOptions;
   /** Whose turn it is: the fairness key in the service budget. */
   party: string;
+  /**
+   * The asker's settings read with the question's record, when the turn ran at once on it:
+   * the run's start goes by them unless they are old by then (RunStart), instead of a read.
+   */
+  settingsRead?: SettingsRead | undefined;
   /**
    * The question's post attempt was recorded by this run of the turn, and nothing has been
    * sent since (QuestionPost.attempt): the post needs no look for an earlier one.

@@ -37,6 +37,8 @@ export interface LaneTicket {
   readonly party: string;
   /** The last figures reported: position and the absolute expected ready time. */
   last: { position: number; readyAt: number } | undefined;
+  /** Someone is told of its figures (BudgetTicket.onChange). */
+  readonly listening: boolean;
   markReady(): void;
   notify(p: QueuePosition): void;
 }
@@ -218,6 +220,9 @@ export class BudgetLane<T extends LaneTicket> {
       ticket.last = { position: 0, readyAt: now };
       ticket.notify({ position: 0, expectedWaitMs: 0 });
     }
+    // The queue is replayed only for someone to tell (a run's start shows its place): replayed
+    // on every change for tickets nobody listens to, a burst's queue cost its square.
+    if (!this.listened()) return;
     for (const e of this.estimates(now)) {
       if (this.dirty) return;
       const { ticket } = e;
@@ -226,6 +231,14 @@ export class BudgetLane<T extends LaneTicket> {
       ticket.last = { position: e.position, readyAt };
       ticket.notify({ position: e.position, expectedWaitMs: e.expectedWaitMs });
     }
+  }
+
+  /** Whether any waiting ticket has a listener. */
+  private listened(): boolean {
+    for (const queue of this.queues.values()) {
+      if (queue.some((ticket) => ticket.listening)) return true;
+    }
+    return false;
   }
 
   /** Waiting tickets in service order: round-robin over parties, FIFO within each. */

@@ -112,6 +112,10 @@ class Ticket implements BudgetTicket, LaneTicket {
     return this.state === "waiting" ? this.lane.estimate(this).expectedWaitMs : 0;
   }
 
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
   onChange(listener: Listener): () => void {
     if (this.state === "done") return () => {};
     this.listeners.add(listener);

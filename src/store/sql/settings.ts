@@ -1,11 +1,12 @@
-import type { Kysely } from "kysely";
+import type { Kysely, QueryCreator } from "kysely";
 import type { RunSettings } from "../../service/schemas.js";
 import { toSettings } from "../rows.js";
 import type { SettingsChange, SettingsKey, SettingsStore } from "../stores.js";
 import { byteOrder } from "./order.js";
 import type { Schema } from "./schema.js";
 
-const FIELDS = ["model_override", "reasoning_effort", "max_steps"] as const;
+/** A person's settings, as the columns that hold them. */
+export const FIELDS = ["model_override", "reasoning_effort", "max_steps"] as const;
 
 /** A change as columns: a field absent from the change is absent here (it keeps its value). */
 function columnsOf(change: SettingsChange): Partial<Record<(typeof FIELDS)[number], unknown>> {
@@ -24,14 +25,7 @@ export class SqlSettingsStore implements SettingsStore {
   ) {}
 
   async get(key: SettingsKey): Promise<RunSettings> {
-    const row = await this.db
-      .selectFrom("settings")
-      .select(FIELDS)
-      .where("team", "=", key.team)
-      .where("channel", "=", key.channel)
-      .where("user", "=", key.user)
-      .executeTakeFirst();
-    return toSettings(row);
+    return toSettings(await settingsQuery(this.db, key).executeTakeFirst());
   }
 
   async allFor(team: string, user: string): Promise<{ channel: string; settings: RunSettings }[]> {
@@ -79,4 +73,14 @@ export class SqlSettingsStore implements SettingsStore {
       .executeTakeFirstOrThrow();
     return toSettings(row);
   }
+}
+
+/** The statement that reads a person's settings in one channel (no row: none set). */
+export function settingsQuery(db: QueryCreator<Schema>, key: SettingsKey) {
+  return db
+    .selectFrom("settings")
+    .select(FIELDS)
+    .where("team", "=", key.team)
+    .where("channel", "=", key.channel)
+    .where("user", "=", key.user);
 }

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { type Insertable, type QueryCreator, type RawBuilder, sql } from "kysely";
-import { toConversation } from "../rows.js";
-import type { Conversation, NewQuestion, RecordedQuestion, TurnStore } from "../stores.js";
+import { toConversation, toSettings } from "../rows.js";
+import type {
+  Conversation,
+  NewQuestion,
+  RecordedQuestion,
+  RunSettings,
+  TurnStore,
+} from "../stores.js";
 import {
   applyTurnEvent,
   IllegalTransition,
@@ -15,6 +21,7 @@ import { type TurnVersion, TurnVersions } from "../turn-versions.js";
 import { conversationUpsert } from "./conversations.js";
 import type { SqlDatabase } from "./dialect.js";
 import type { Schema, TurnsTable } from "./schema.js";
+import { type FIELDS, settingsQuery } from "./settings.js";
 
 /**
  * Written into the statement, not bound: the partial indexes hold only unfinished (or only
@@ -76,6 +83,15 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     const leaseIn = (db: unknown, conversationId: number | RawBuilder<unknown>) =>
       leaseInsert(db as QueryCreator<Schema>, lease, conversationId, id, now, TAKEN_HERE);
     const leased = sql<boolean>`EXISTS (SELECT 1 FROM l)`.as("leased");
+    // The asker's settings in the channel, for the run's start should the lease be taken.
+    const asker = { team: input.team, channel: input.channel, user: input.user };
+    const one = <T>(field: (typeof FIELDS)[number]) =>
+      sql<T>`(${settingsQuery(on, asker).clearSelect().select(field)})`;
+    const settingsRead = [
+      one<string | null>("model_override").as("model_override"),
+      one<string | null>("reasoning_effort").as("reasoning_effort"),
+      one<number | null>("max_steps").as("max_steps"),
+    ];
     if (this.sqlDb.writesInWith && !found) {
       // The conversation, the turn and the lease in one statement.
       const fromC = sql`(SELECT id FROM c)`;
@@ -86,17 +102,26 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
         .selectFrom("c")
         .selectAll()
         .select((eb) => [eb.selectFrom("t").select("state").as("recorded"), leased])
+        .select(settingsRead)
         .executeTakeFirstOrThrow();
-      const { recorded, leased: took, ...conversation } = row;
-      return this.recorded(toConversation(conversation), received(row.id), recorded, took);
+      const { recorded, leased: took, model_override, reasoning_effort, max_steps, ...rest } = row;
+      const settings = took
+        ? toSettings({ model_override, reasoning_effort, max_steps })
+        : undefined;
+      return this.recorded(toConversation(rest), received(row.id), recorded, settings);
     }
     if (this.sqlDb.writesInWith && found) {
       const row = await on
         .with("t", (db) => turnIn(db, found.id))
         .with("l", (db) => leaseIn(db, found.id))
-        .selectNoFrom((eb) => [eb.selectFrom("t").select("state").as("recorded"), leased])
+        .selectNoFrom((eb) => [
+          eb.selectFrom("t").select("state").as("recorded"),
+          leased,
+          ...settingsRead,
+        ])
         .executeTakeFirstOrThrow();
-      return this.recorded(found, received(found.id), row.recorded, row.leased);
+      const settings = row.leased ? toSettings(row) : undefined;
+      return this.recorded(found, received(found.id), row.recorded, settings);
     }
     // SQLite: one statement after the other, none waited for (its writes are synchronous).
     const conversation = found ?? toConversation(await upsert(on).executeTakeFirstOrThrow());
@@ -107,7 +132,10 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
       asked &&
       (await leaseInsert(on, lease, conversation.id, id, now, sql<boolean>`TRUE`).execute())
         .length > 0;
-    return this.recorded(conversation, turn, inserted?.state ?? null, took);
+    const settings = took
+      ? toSettings(await settingsQuery(on, asker).executeTakeFirst())
+      : undefined;
+    return this.recorded(conversation, turn, inserted?.state ?? null, settings);
   }
 
   /**
@@ -148,19 +176,21 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
    * The turn as inserted, not read back (`state` null: another delivery of this Slack message,
    * a retry or another replica's, recorded it first).
    */
+  /** `settings`: read by a record that took the lease (RecordedQuestion.settings). */
   private recorded(
     conversation: Conversation,
     turn: Turn,
     state: string | null,
-    leased: boolean,
+    settings: RunSettings | undefined,
   ): RecordedQuestion {
+    const leased = settings !== undefined;
     if (state === null) return { conversation, turn: undefined, overLimit: false, leased: false };
     const overLimit = state === "finished";
     const kept: Turn = overLimit
       ? { ...turn, content: "", files: [], state: "finished", outcome: "error" }
       : turn;
     this.versions.keep({ turn: kept, updatedAt: kept.createdAt });
-    return { conversation, turn: kept, overLimit, leased };
+    return { conversation, turn: kept, overLimit, leased, ...(settings && { settings }) };
   }
 
   async byId(id: string): Promise<Turn | undefined> {

@@ -139,6 +139,30 @@ describe("RunStart", () => {
     });
   });
 
+  it("goes by the settings read with the question's record, unless they are a second old", async () => {
+    const s = await setup();
+    const reads = vi.spyOn(s.stores.settings, "get");
+    const read = { settings: { modelOverride: "max" as const }, at: s.clock.now() };
+    // Read with the record just before: sent as read, and not read again.
+    const t = await s.posted();
+    const context = { ...(await s.context(t)), settingsRead: read };
+    await s.start.step(t, context);
+    expect(reads).not.toHaveBeenCalled();
+    expect(context.settingsRead).toBeUndefined();
+    expect(s.service.calls.at(-1)).toMatchObject({
+      body: { triggerMessageId: "msg-7", modelOverride: "max" },
+    });
+    // A second old by the time the start goes: read again, so the choice made since is sent.
+    await s.stores.settings.update({ team: "T1", channel: "C1", user: "U1" }, { maxSteps: 12 });
+    await s.clock.advance(1_000);
+    const later = await s.posted();
+    await s.start.step(later, { ...(await s.context(later)), settingsRead: read });
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(s.service.calls.at(-1)).toMatchObject({
+      body: { triggerMessageId: "msg-7", maxSteps: 12 },
+    });
+  });
+
   it("shows the turn queued at the service once its start has waited a second", async () => {
     const s = await setup();
     s.service.queuedAhead = 3;
