@@ -43,8 +43,9 @@ export interface StepContext {
    */
   threadRecorded?: Promise<string> | undefined;
   /**
-   * Records a step made without waiting for them to land (how far the conversation's thread
-   * is passed on): the runner ends the turn only once they have landed.
+   * Records a step made without waiting for them to land (the service thread's id, how far
+   * the conversation's thread is passed on): the runner ends the turn only once they have
+   * landed.
    */
   landing: Promise<unknown>[];
 }
