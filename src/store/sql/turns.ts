@@ -6,6 +6,7 @@ import type {
   NewQuestion,
   RecordedQuestion,
   RunSettings,
+  SettingsKey,
   TurnStore,
 } from "../stores.js";
 import {
@@ -85,13 +86,6 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
     const leased = sql<boolean>`EXISTS (SELECT 1 FROM l)`.as("leased");
     // The asker's settings in the channel, for the run's start should the lease be taken.
     const asker = { team: input.team, channel: input.channel, user: input.user };
-    const one = <T>(field: (typeof FIELDS)[number]) =>
-      sql<T>`(${settingsQuery(on, asker).clearSelect().select(field)})`;
-    const settingsRead = [
-      one<string | null>("model_override").as("model_override"),
-      one<string | null>("reasoning_effort").as("reasoning_effort"),
-      one<number | null>("max_steps").as("max_steps"),
-    ];
     if (this.sqlDb.writesInWith && !found) {
       // The conversation, the turn and the lease in one statement.
       const fromC = sql`(SELECT id FROM c)`;
@@ -102,7 +96,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
         .selectFrom("c")
         .selectAll()
         .select((eb) => [eb.selectFrom("t").select("state").as("recorded"), leased])
-        .select(settingsRead)
+        .select(settingsColumns(on, asker))
         .executeTakeFirstOrThrow();
       const { recorded, leased: took, model_override, reasoning_effort, max_steps, ...rest } = row;
       const settings = took
@@ -117,7 +111,7 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
         .selectNoFrom((eb) => [
           eb.selectFrom("t").select("state").as("recorded"),
           leased,
-          ...settingsRead,
+          ...settingsColumns(on, asker),
         ])
         .executeTakeFirstOrThrow();
       const settings = row.leased ? toSettings(row) : undefined;
@@ -174,9 +168,9 @@ export class SqlTurnStore extends TurnEvents implements TurnStore {
 
   /**
    * The turn as inserted, not read back (`state` null: another delivery of this Slack message,
-   * a retry or another replica's, recorded it first).
+   * a retry or another replica's, recorded it first). `settings`: read by a record that took
+   * the lease (RecordedQuestion.settings), so undefined when it took none.
    */
-  /** `settings`: read by a record that took the lease (RecordedQuestion.settings). */
   private recorded(
     conversation: Conversation,
     turn: Turn,
@@ -431,6 +425,17 @@ export function unfinishedInQuery(sqlDb: SqlDatabase, conversationId: number) {
     .where("state", "<>", FINISHED)
     .orderBy("created_at")
     .orderBy(sql.ref(sqlDb.arrival));
+}
+
+/** The asker's settings in the channel, as three columns of a record's statement (PostgreSQL). */
+function settingsColumns(db: QueryCreator<Schema>, asker: SettingsKey) {
+  const one = <T>(field: (typeof FIELDS)[number]) =>
+    sql<T>`(${settingsQuery(db, asker).clearSelect().select(field)})`;
+  return [
+    one<string | null>("model_override").as("model_override"),
+    one<string | null>("reasoning_effort").as("reasoning_effort"),
+    one<number | null>("max_steps").as("max_steps"),
+  ];
 }
 
 /** In a record's statement (PostgreSQL): the turn `t` was recorded to be answered. */
