@@ -1,6 +1,6 @@
 import { CompiledQuery } from "kysely";
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { AllowanceRules } from "../../../src/budgets/allowance.js";
+import type { Allowance, AllowanceRules } from "../../../src/budgets/allowance.js";
 import { sharedBudgets } from "../../../src/budgets/postgres/shared-budgets.js";
 import { SoloLock } from "../../../src/budgets/postgres/solo.js";
 import type { SlotRules } from "../../../src/budgets/service/slot-window.js";
@@ -15,7 +15,14 @@ const WINDOW: AllowanceRules = { perMinute: 3, burst: 1, window: true };
 const BUCKET: AllowanceRules = { perMinute: 6, burst: 2 };
 const SCOPE = { team: "T1", method: "chat.startStream" };
 const SLOTS: SlotRules = { user: "u-fingerprint", kind: "request", limit: 2, holdMs: 61_000 };
+/** The lone-replica lock's first key (solo.ts). */
+const SOLO_LOCK = 0x736f_6c6f;
 const CLOCK = { now: () => T0, timer: () => () => undefined, sleep: async () => undefined };
+
+/** `count` takes, one a millisecond after `t`, each answered at once (a budget in memory). */
+function takesAfter(allowance: Allowance, t: number, count: number): boolean[] {
+  return Array.from({ length: count }, (_, i) => allowance.tryTake(t + i + 1));
+}
 
 /** Timers the test fires itself: the lone-replica lock's looks and retries. */
 function manualTimers() {
@@ -45,6 +52,13 @@ async function schemaForReplicas() {
   onTestFinished(() => admin.close());
   const read = async <T>(text: string, params: unknown[] = []) =>
     (await admin.db.executeQuery(CompiledQuery.raw(text, params))).rows as T[];
+  /** The server processes holding or awaiting this schema's lone-replica lock as `where` says. */
+  const locks = (where: string) =>
+    read<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1
+          AND objid = (hashtext($2)::bigint & 4294967295)::oid AND ${where}`,
+      [SOLO_LOCK, schema],
+    );
   const replica = (waitMs?: number) => {
     const database = postgresDatabase(postgresUrl(), { schema, max: 2 });
     let statements = 0;
@@ -87,7 +101,7 @@ async function schemaForReplicas() {
       },
     };
   };
-  return { schema, read, replica };
+  return { schema, read, locks, replica };
 }
 
 describe("the budgets of a replica alone on its database", () => {
@@ -235,25 +249,17 @@ describe("the budgets of a replica alone on its database", () => {
     await b.solo.start();
     expect(b.solo.mode).toBe("solo");
     const again = b.budgets.allowances(SCOPE, WINDOW);
-    expect([again.tryTake(T0 + 1), again.tryTake(T0 + 2), again.tryTake(T0 + 3)]).toEqual([
-      true,
-      true,
-      false,
-    ]);
+    expect(takesAfter(again, T0, 3)).toEqual([true, true, false]);
   });
 
   it("go by the tables when the lock's connection is lost, and are taken back once it is made again", async () => {
-    const { schema, read, replica } = await schemaForReplicas();
+    const { read, locks, replica } = await schemaForReplicas();
     const a = replica();
     await a.solo.start();
     const window = a.budgets.allowances(SCOPE, WINDOW);
     expect(window.tryTake(T0)).toBe(true);
-    await read(
-      `SELECT pg_terminate_backend(pid) FROM pg_locks
-        WHERE locktype = 'advisory' AND classid = $1 AND objid = (hashtext($2)::bigint & 4294967295)::oid
-          AND mode = 'ExclusiveLock'`,
-      [0x736f_6c6f, schema],
-    );
+    const [holder] = await locks("mode = 'ExclusiveLock'");
+    await read("SELECT pg_terminate_backend($1)", [holder?.pid]);
     await expect.poll(() => a.solo.mode).toBe("shared");
     await a.solo.quiet();
     // What was spent in memory was written through the budgets' own connections.
@@ -263,38 +269,26 @@ describe("the budgets of a replica alone on its database", () => {
     a.timers.fire();
     await a.solo.quiet();
     expect(a.solo.mode).toBe("solo");
-    expect([window.tryTake(T0 + 1), window.tryTake(T0 + 2), window.tryTake(T0 + 3)]).toEqual([
-      true,
-      true,
-      false,
-    ]);
+    expect(takesAfter(window, T0, 3)).toEqual([true, true, false]);
   });
 
   it("are not waited for past 5 s when the lone replica does not hand over", async () => {
-    const { schema, read, replica } = await schemaForReplicas();
+    const { schema, read, locks, replica } = await schemaForReplicas();
     // A lone replica whose process hangs: the lock held, nobody listening.
     const lock = "$1, hashtext($2)";
-    await read(`SELECT pg_advisory_lock(${lock})`, [0x736f_6c6f, schema]);
+    await read(`SELECT pg_advisory_lock(${lock})`, [SOLO_LOCK, schema]);
     const a = replica(50);
     const started = a.solo.start();
     const window = a.budgets.allowances(SCOPE, WINDOW);
     expect(window.tryTake(T0)).toBe(false);
     expect(a.solo.mode).toBe("switching");
     // Once it waits for the lock, its clock passes the 5 s.
-    const waiting = async () =>
-      (
-        await read<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-              AND classid = $1 AND objid = (hashtext($2)::bigint & 4294967295)::oid`,
-          [0x736f_6c6f, schema],
-        )
-      )[0]?.n;
-    await expect.poll(waiting).toBe(1);
+    await expect.poll(async () => (await locks("NOT granted")).length).toBe(1);
     a.at(T0 + 5_000);
     await expect.poll(() => a.solo.mode).toBe("shared");
     expect(await take(window, T0 + 5_000)).toBe(true);
     // Once it lets go, the lock is held shared as any replica's that came.
-    await read(`SELECT pg_advisory_unlock(${lock})`, [0x736f_6c6f, schema]);
+    await read(`SELECT pg_advisory_unlock(${lock})`, [SOLO_LOCK, schema]);
     await started;
     expect(a.solo.mode).toBe("shared");
   });
