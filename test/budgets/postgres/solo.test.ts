@@ -104,6 +104,18 @@ async function schemaForReplicas() {
   return { schema, read, locks, replica };
 }
 
+type SoloReplica = ReturnType<Awaited<ReturnType<typeof schemaForReplicas>>["replica"]>;
+
+/** A lone replica, then a second one: once the first has handed over, both share the tables. */
+async function twoSharing(replica: () => SoloReplica) {
+  const a = replica();
+  await a.solo.start();
+  const b = replica();
+  await b.solo.start();
+  await a.solo.quiet();
+  return [a, b] as const;
+}
+
 describe("the budgets of a replica alone on its database", () => {
   it("are kept in memory: its takes make no statement", async () => {
     const { replica } = await schemaForReplicas();
@@ -182,11 +194,7 @@ describe("the budgets of a replica alone on its database", () => {
 
   it("are taken back into memory once the other replicas are gone, with what they spent", async () => {
     const { replica } = await schemaForReplicas();
-    const a = replica();
-    await a.solo.start();
-    const b = replica();
-    await b.solo.start();
-    await a.solo.quiet();
+    const [a, b] = await twoSharing(replica);
     const theirs = b.budgets.allowances(SCOPE, WINDOW);
     expect(await take(theirs, T0)).toBe(true);
     expect(await take(theirs, T0 + 1)).toBe(true);
@@ -205,11 +213,7 @@ describe("the budgets of a replica alone on its database", () => {
 
   it("stay shared while a request of this replica holds a slot in the tables", async () => {
     const { replica } = await schemaForReplicas();
-    const a = replica();
-    await a.solo.start();
-    const b = replica();
-    await b.solo.start();
-    await a.solo.quiet();
+    const [a, b] = await twoSharing(replica);
     // As the service budget's lane does, the slot is taken when its take lands.
     let held: number | undefined;
     const slots = a.budgets.slotWindows(
