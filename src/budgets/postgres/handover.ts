@@ -23,7 +23,10 @@ export const NO_SEED: Seed = {
   pausedUntil: Number.NEGATIVE_INFINITY,
 };
 
-/** What one budget kept in memory has spent that still counts, to be written to the tables. */
+/**
+ * What one budget kept in memory has spent that still counts, to be written to the tables. A
+ * write that fails is tried again with the same (writeSpent: its held slots once).
+ */
 export interface Spent {
   key: string;
   /** A token bucket's arrival time, when it is ahead of now. */
@@ -31,7 +34,7 @@ export interface Spent {
   /** Slots that count until each of these instants (a window's takes, released requests). */
   untilAt: number[];
   /** Slots held by requests still on their way: written held, their ids told to `carried`. */
-  held?: { count: number; untilAt: number; carried(ids: number[] | undefined): void };
+  held?: { count: number; untilAt: number; carried(ids: number[]): void } | undefined;
   /** A 429's pause, when it is ahead of now. */
   pausedUntil?: number;
 }
@@ -60,48 +63,45 @@ export async function readSeeds(query: BudgetQuery, now: number): Promise<Map<st
  * Writes what the budgets kept in memory spent, so that replicas sharing the tables from now
  * on count it: a bucket's arrival and a pause only ever move later, slots are added. Held
  * slots are inserted held, counting until their `untilAt` unless released, and their ids are
- * told to `carried` (undefined when the write failed), for the requests' releases.
+ * told to `carried`, for the requests' releases.
  */
 export async function writeSpent(query: BudgetQuery, spent: readonly Spent[]): Promise<void> {
   const buckets = spent.filter((s) => s.arrival !== undefined);
   const slots = spent.flatMap((s) => s.untilAt.map((at) => [s.key, at] as const));
   const pauses = spent.filter((s) => s.pausedUntil !== undefined);
   const held = spent.filter((s) => s.held !== undefined && s.held.count > 0);
-  try {
-    await Promise.all([
-      buckets.length > 0 &&
-        query(
-          `INSERT INTO budget_buckets AS b (key, arrival)
-           SELECT * FROM unnest($1::text[], $2::float8[])
-           ON CONFLICT (key) DO UPDATE SET arrival = GREATEST(b.arrival, excluded.arrival)`,
-          [buckets.map((s) => s.key), buckets.map((s) => s.arrival)],
-        ),
-      slots.length > 0 &&
-        query(
-          `INSERT INTO budget_slots (key, until_at, held)
-           SELECT k, u, FALSE FROM unnest($1::text[], $2::float8[]) AS r(k, u)`,
-          [slots.map(([key]) => key), slots.map(([, at]) => at)],
-        ),
-      pauses.length > 0 &&
-        query(
-          `INSERT INTO budget_pauses AS p (key, paused_until)
-           SELECT * FROM unnest($1::text[], $2::float8[])
-           ON CONFLICT (key) DO UPDATE
-             SET paused_until = GREATEST(p.paused_until, excluded.paused_until)`,
-          [pauses.map((s) => s.key), pauses.map((s) => s.pausedUntil)],
-        ),
-      ...held.map(async ({ key, held }) => {
-        const { count, untilAt } = held as NonNullable<Spent["held"]>;
-        const rows = await query(
-          `INSERT INTO budget_slots (key, until_at, held)
-           SELECT $1, $2, TRUE FROM generate_series(1, $3::int) RETURNING id`,
-          [key, untilAt, count],
-        );
-        held?.carried(rows.map((row) => Number(row.id)));
-      }),
-    ]);
-  } catch (error) {
-    for (const s of held) s.held?.carried(undefined);
-    throw error;
-  }
+  await Promise.all([
+    buckets.length > 0 &&
+      query(
+        `INSERT INTO budget_buckets AS b (key, arrival)
+         SELECT * FROM unnest($1::text[], $2::float8[])
+         ON CONFLICT (key) DO UPDATE SET arrival = GREATEST(b.arrival, excluded.arrival)`,
+        [buckets.map((s) => s.key), buckets.map((s) => s.arrival)],
+      ),
+    slots.length > 0 &&
+      query(
+        `INSERT INTO budget_slots (key, until_at, held)
+         SELECT k, u, FALSE FROM unnest($1::text[], $2::float8[]) AS r(k, u)`,
+        [slots.map(([key]) => key), slots.map(([, at]) => at)],
+      ),
+    pauses.length > 0 &&
+      query(
+        `INSERT INTO budget_pauses AS p (key, paused_until)
+         SELECT * FROM unnest($1::text[], $2::float8[])
+         ON CONFLICT (key) DO UPDATE
+           SET paused_until = GREATEST(p.paused_until, excluded.paused_until)`,
+        [pauses.map((s) => s.key), pauses.map((s) => s.pausedUntil)],
+      ),
+    ...held.map(async (s) => {
+      const { count, untilAt, carried } = s.held as NonNullable<Spent["held"]>;
+      const rows = await query(
+        `INSERT INTO budget_slots (key, until_at, held)
+         SELECT $1, $2, TRUE FROM generate_series(1, $3::int) RETURNING id`,
+        [s.key, untilAt, count],
+      );
+      // Written: a write tried again after another statement failed does not write them twice.
+      s.held = undefined;
+      carried(rows.map((row) => Number(row.id)));
+    }),
+  ]);
 }

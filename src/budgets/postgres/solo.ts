@@ -49,9 +49,15 @@ const KEYS = `${SOLO_LOCK}, hashtext(current_schema())`;
 /** Where a replica that comes tells the lone one (the payload: its schema). */
 const CHANNEL = "budget_solo";
 /** After the lock's connection failed, the protocol starts again this much later, ms. */
-const AGAIN_MS = 3_000;
-/** How long a replica that comes waits for a lone one to hand over before it goes shared anyway, ms. */
-const JOIN_WAIT_MS = 5_000;
+const AGAIN_MS = 1_000;
+/**
+ * How long a replica that comes waits for a lone one to hand over before it goes by the tables
+ * anyway, ms: a hand-over takes milliseconds; one that has not come by then is from a process
+ * that hangs.
+ */
+const JOIN_WAIT_MS = 30_000;
+/** The lock connection's statements (the tables' read, the hand-over's writes) take at most this, ms. */
+const STATEMENT_MS = 5_000;
 
 function unrefTimer(ms: number, fn: () => void): () => void {
   const timer = setTimeout(fn, ms);
@@ -93,6 +99,8 @@ export class SoloLock {
   private closed = false;
   /** The protocol starts again after a failure: a timer is set. */
   private retrying = false;
+  /** What the budgets spent in memory, read for the tables and not written yet (a failure). */
+  private unwritten: Spent[] = [];
   private joined = 0;
   private cancelLook: (() => void) | undefined;
   private readonly timer: (ms: number, fn: () => void) => () => void;
@@ -145,10 +153,8 @@ export class SoloLock {
     await this.quiet();
     const client = this.client;
     this.client = undefined;
-    if (this.mode === "solo") {
-      this.mode = "switching";
-      await this.handTables(client).catch((error) => this.options.onError?.(error));
-    }
+    const written = this.mode === "solo" ? this.handTables(client) : this.writeUnwritten(client);
+    await written.catch((error) => this.options.onError?.(error));
     if (client) await letGo(client);
   }
 
@@ -163,9 +169,14 @@ export class SoloLock {
     this.retrying = false;
     const client = await this.open();
     if (await this.lock(client, "pg_try_advisory_lock")) {
+      // Alone all along (the lock's connection failed and was made again): memory goes on.
+      if (this.mode === "solo") return;
       await this.goSolo(client, false);
       return;
     }
+    // Another replica holds it: what was spent alone meanwhile goes to the tables first.
+    if (this.mode === "solo") await this.handTables(client);
+    else await this.writeUnwritten(client);
     await this.share(client);
   }
 
@@ -182,8 +193,8 @@ export class SoloLock {
         await client.query(`SELECT pg_advisory_lock_shared(${KEYS})`);
         break;
       } catch (error) {
-        // Cancelled by the connection's statement_timeout: tell it again.
-        if ((error as { code?: string }).code !== "57014" || this.closed) throw error;
+        // The wait ran out (the connection's lock_timeout): tell it again.
+        if ((error as { code?: string }).code !== "55P03" || this.closed) throw error;
         if (this.options.now() - since >= JOIN_WAIT_MS) this.settled("shared");
       }
     }
@@ -214,6 +225,7 @@ export class SoloLock {
     this.asked = false;
     this.enter("switching");
     await this.options.settled();
+    await this.writeUnwritten(client);
     this.seeds = await readSeeds((text, params) => rows(client, text, params), this.options.now());
     if (wasShared) await client.query(`SELECT pg_advisory_unlock_shared(${KEYS})`);
     this.settled("solo");
@@ -238,12 +250,19 @@ export class SoloLock {
   private async handTables(client: pg.Client | undefined): Promise<void> {
     const now = this.options.now();
     // Read and stopped in one go: nothing is spent in memory after what is read.
-    const spent = this.live().flatMap((member) => member.spent(now) ?? []);
+    this.unwritten.push(...this.live().flatMap((member) => member.spent(now) ?? []));
     this.enter("switching");
+    await this.writeUnwritten(client);
+  }
+
+  /** Writes what was read for the tables; kept for the next try if the write fails. */
+  private async writeUnwritten(client: pg.Client | undefined): Promise<void> {
+    if (this.unwritten.length === 0) return;
     const query: BudgetQuery = client
       ? (text, params) => rows(client, text, params)
       : this.options.query;
-    await writeSpent(query, spent);
+    await writeSpent(query, this.unwritten);
+    this.unwritten = [];
   }
 
   /** The lock's connection, LISTENing for replicas that come. */
@@ -253,8 +272,10 @@ export class SoloLock {
       connectionString: this.options.url,
       application_name: "slack-assistant-bridge",
       connectionTimeoutMillis: 5_000,
-      statement_timeout: waitMs,
-      query_timeout: waitMs + 5_000,
+      // A wait for the lock runs out after waitMs, to tell the lone replica again (share).
+      lock_timeout: waitMs,
+      statement_timeout: STATEMENT_MS,
+      query_timeout: STATEMENT_MS + waitMs,
       keepAlive: true,
       ...(this.options.schema === undefined
         ? {}
@@ -285,8 +306,10 @@ export class SoloLock {
   }
 
   /**
-   * The lock's connection failed (or a statement on it): the budgets go by the tables, what
-   * was spent in memory written to them if it can be, and the protocol starts again later.
+   * The lock's connection failed (or a statement on it), and the protocol starts again
+   * AGAIN_MS later. A lone replica goes on in memory meanwhile: it is most likely alone still,
+   * and finds out when it takes the lock again (settle). A switch cut short goes by the tables,
+   * with their outage rules; what was read for them and not written is written at the next try.
    */
   private async lost(error: unknown): Promise<void> {
     if (this.closed || this.retrying) return;
@@ -295,12 +318,9 @@ export class SoloLock {
     const client = this.client;
     this.client = undefined;
     this.cancelLook?.();
-    if (this.mode === "solo") {
-      await this.handTables(undefined).catch((failed) => this.options.onError?.(failed));
-    }
     // Not waited for: a connection that broke may never say it ended.
     if (client) void letGo(client);
-    if (this.mode !== "shared") this.settled("shared");
+    if (this.mode === "switching") this.settled("shared");
     this.timer(AGAIN_MS, () => void this.run(() => this.settle()));
   }
 

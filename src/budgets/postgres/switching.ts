@@ -247,13 +247,12 @@ export class SwitchingSlotWindow implements SlotWindow, SoloMember {
 
   /**
    * The row of the slot `id` carried into the tables: kept for its release, or released now
-   * if its request ended meanwhile. Undefined (the write failed): the row was not made.
+   * if its request ended meanwhile.
    */
   private carried(id: number, row: number | undefined): void {
     const given = this.given.get(id);
-    if (!given || !("carrying" in given)) return;
-    if (row === undefined) this.given.delete(id);
-    else if (given.releaseAt === undefined) this.given.set(id, { row });
+    if (!given || !("carrying" in given) || row === undefined) return;
+    if (given.releaseAt === undefined) this.given.set(id, { row });
     else {
       this.given.delete(id);
       this.releaseRow(row, given.releaseAt + this.rules.holdMs);
