@@ -83,8 +83,7 @@ function unrefTimer(ms: number, fn: () => void): () => void {
  *
  * A lone replica that dies takes what it spent in memory with it: the next replica's budgets
  * start from the tables, and Slack's 429s, which every replica heeds, cover the difference.
- * When the lock's connection fails, the budgets go by the tables (with their outage rules)
- * and the protocol starts again AGAIN_MS later.
+ * When the lock's connection fails, the protocol starts again AGAIN_MS later (`lost`).
  */
 export class SoloLock {
   mode: BudgetMode = "switching";
