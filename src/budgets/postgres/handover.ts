@@ -25,7 +25,8 @@ export const NO_SEED: Seed = {
 
 /**
  * What one budget kept in memory has spent that still counts, to be written to the tables. A
- * write that fails is tried again with the same (writeSpent: its held slots once).
+ * write that fails is tried again with the same: its held slots are written once, the rest
+ * may count twice (which only holds calls back, for a minute at most).
  */
 export interface Spent {
   key: string;
