@@ -114,7 +114,11 @@ export interface Harness {
     channel?: string;
     messageTs: string;
   }): Promise<BotResponse>;
-  /** Resolves once the thread's last bot reply shows no Stop button (the turn ended). */
+  /**
+   * Resolves once the thread's last bot reply shows no Stop button (the turn ended); fails
+   * after `timeoutMs` (default 30 s: a bound for a machine busy with the whole suite, where a
+   * test of four answers was seen to need more than 10).
+   */
   settled(channel: string, threadTs: string, count?: number, timeoutMs?: number): Promise<string[]>;
   /** Requests the service saw, by method and path pattern. */
   serviceRequests(method: string, path: RegExp): { body: unknown; path: string }[];
@@ -317,7 +321,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         }),
       );
     },
-    async settled(channel, threadTs, count = 1, timeoutMs = 10_000) {
+    async settled(channel, threadTs, count = 1, timeoutMs = 30_000) {
       await slack.waitFor((s) => {
         const replies = s.replies(channel, threadTs);
         return replies.length >= count && replies.every((m) => !hasStopButton(m));
