@@ -1,7 +1,6 @@
 import { CompiledQuery } from "kysely";
 import type { Allowances } from "../budgets/allowance.js";
 import { sharedBudgets } from "../budgets/postgres/shared-budgets.js";
-import { SoloLock } from "../budgets/postgres/solo.js";
 import type { SlotWindows } from "../budgets/service/slot-window.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -26,9 +25,7 @@ export interface ReplicaBudgets {
 /**
  * Slack's and the service's budgets kept in PostgreSQL, so that replicas on one database share
  * them (budgets/postgres/), on a small pool of their own with short time limits: a slow
- * budget statement never waits behind a turn's, nor a turn's behind it. A replica alone on the
- * database keeps them in its memory until another comes (budgets/postgres/solo.ts), on one
- * connection more that holds the lock saying so.
+ * budget statement never waits behind a turn's, nor a turn's behind it.
  */
 export function replicaBudgets(
   url: string,
@@ -49,43 +46,25 @@ export function replicaBudgets(
     connectTimeoutMs: BUDGET_CALL_TIMEOUT_MS,
     onIdleError: unreachable,
   });
-  const query = async (text: string, params: readonly unknown[]) =>
-    (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as Record<
-      string,
-      unknown
-    >[];
-  // Alone on the database, the budgets are kept in memory: no statement per take.
-  const solo = new SoloLock({
-    url,
-    query,
-    settled: () => shared.settled(),
-    now: Date.now,
-    onError: (error) =>
-      logger.warn({ err: errorText(error) }, "shared budgets: the lone-replica lock failed"),
-    onMode: (mode) =>
-      logger.info(
-        { budgets: mode === "solo" ? "memory" : "database" },
-        mode === "solo"
-          ? "alone on the database: Slack's and the service's budgets are kept in memory"
-          : "other replicas on the database: Slack's and the service's budgets are shared there",
-      ),
-  });
-  const shared = sharedBudgets(query, {
-    solo,
-    holder,
-    onError: unreachable,
-    onRefused: () => metrics.sharedBudgetWaits.inc(),
-    // A statement failed: each replica goes by its own copy of Slack's budgets this long
-    // before it asks the database again (budgets/postgres/ahead.ts: stalled).
-    retryMs: STALLED_RETRY_MS,
-  });
-  void solo.start();
+  const shared = sharedBudgets(
+    async (text, params) =>
+      (await database.db.executeQuery(CompiledQuery.raw(text, [...params]))).rows as Record<
+        string,
+        unknown
+      >[],
+    {
+      holder,
+      onError: unreachable,
+      onRefused: () => metrics.sharedBudgetWaits.inc(),
+      // A statement failed: each replica goes by its own copy of Slack's budgets this long
+      // before it asks the database again (budgets/postgres/ahead.ts: stalled).
+      retryMs: STALLED_RETRY_MS,
+    },
+  );
   return {
     allowances: shared.allowances,
     slotWindows: shared.slotWindows,
     close: async () => {
-      // A lone replica writes what it spent in memory, for whoever comes next.
-      await solo.close();
       await shared.settled();
       await database.close();
     },

@@ -16,15 +16,8 @@ import { migrate } from "./migrations.js";
 import { refuseWhileReplicasRun, replicaLock } from "./replica-lock.js";
 
 /**
- * A bot's connections for the turns' statements: with twenty the acknowledgement's p99 was half
- * what it was with ten (commit 107e864); one fewer leaves room for the budgets' lone-replica
- * lock (budgets/postgres/solo.ts) within four replicas' 96.
- */
-const TURN_CONNECTIONS = 19;
-
-/**
  * A bot's connections for what Slack's acknowledgement waits for (a question's record), apart
- * from the turns': each acknowledgement holds one for a round trip. On the same twenty,
+ * from the turns' twenty: each acknowledgement holds one for a round trip. On the same twenty,
  * a record queued behind the turns' statements whenever a burst of answers kept all of them
  * busy (in traces of the bench, the pool's wait p99 58 to 84 ms).
  */
@@ -66,9 +59,8 @@ export function openPostgresStores(
     ...options,
     // A bot's first questions find half its connections open.
     ...(bot && {
-      max: options.max ?? TURN_CONNECTIONS,
       onConnect: replicaLock(schema),
-      warm: Math.ceil((options.max ?? TURN_CONNECTIONS) / 2),
+      warm: Math.ceil((options.max ?? 20) / 2),
       acknowledging: ACKNOWLEDGING_CONNECTIONS,
     }),
     first: async (pool) => {

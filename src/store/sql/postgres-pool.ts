@@ -18,8 +18,8 @@ export interface PostgresPoolOptions {
    * the other, so with fifty at once ten connections made every statement (a message's
    * record, which Slack's acknowledgement waits for, among them) queue behind the others':
    * twenty halved the acknowledgement's p99 in the bench (commit 107e864). A bot's stores
-   * hold 19 and 2 (`acknowledging`), its budgets 2 and their lock's 1: four replicas fit in
-   * PostgreSQL's default 100 (less the 3 it keeps for superusers).
+   * hold 20 and 2 (`acknowledging`), its budgets 2: four replicas fit in PostgreSQL's default
+   * 100.
    */
   max?: number | undefined;
   /**
