@@ -12,18 +12,10 @@ import { inWindow, type WindowRules, windowReadyAt, windowRules } from "./window
 export class SlidingWindow implements Allowance {
   private readonly rules: WindowRules;
   /** When each take within the last window happened, oldest first. */
-  private readonly takes: number[];
+  private readonly takes: number[] = [];
 
-  /** `takes`: those an earlier keeper of the budget made, at any instants. */
-  constructor(limit: number, windowMs = 60_000, takes: readonly number[] = []) {
+  constructor(limit: number, windowMs = 60_000) {
     this.rules = windowRules(limit, windowMs);
-    this.takes = [...takes].sort((a, b) => a - b);
-  }
-
-  /** When each take still counting at `now` was made, oldest first (budgets/postgres/handover.ts). */
-  recent(now: number): number[] {
-    this.forget(now);
-    return [...this.takes];
   }
 
   /**

@@ -11,21 +11,14 @@ import { FULL, type GcraRules, gcraAfterTake, gcraReadyAt, gcraRules } from "./g
  */
 export class TokenBucket implements Allowance {
   private readonly rules: GcraRules;
-  private arrival: number;
+  private arrival = FULL;
 
   /**
    * @param perMinute sustained rate, tokens per minute (> 0)
    * @param capacity burst size, tokens (>= 1)
-   * @param arrival where an earlier keeper of the budget left it (FULL: a bucket never taken from)
    */
-  constructor(perMinute: number, capacity: number, arrival = FULL) {
+  constructor(perMinute: number, capacity: number) {
     this.rules = gcraRules(perMinute, capacity);
-    this.arrival = arrival;
-  }
-
-  /** The bucket's whole state, for another keeper to go on from (budgets/postgres/handover.ts). */
-  get state(): number {
-    return this.arrival;
   }
 
   /**

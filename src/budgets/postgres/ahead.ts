@@ -177,11 +177,6 @@ export class TakesAhead<T> {
     await this.asking;
   }
 
-  /** Whether no take is on its way or in hand at `now`. */
-  quiet(now: number): boolean {
-    return !this.asking && this.inHand(now) === 0;
-  }
-
   /** How many takes are in hand at `now` (those kept past IN_HAND_MS are let go first). */
   inHand(now: number): number {
     this.expire(now);

@@ -6,9 +6,6 @@ import { LastReading } from "./earliest.js";
 import { pause } from "./pauses.js";
 import { NO_SLOTS, type SlotRows, type SlotTable } from "./slots.js";
 
-/** SharedSlotOptions.leaseMs's default. */
-export const SLOT_LEASE_MS = 300_000;
-
 export interface SharedSlotOptions {
   /**
    * How long a held slot counts at most, beyond its hold, ms; default 300_000. A replica that
@@ -66,7 +63,7 @@ export class PostgresSlotWindow implements SlotWindow {
     options: SharedSlotOptions = {},
     changed: () => void = () => undefined,
   ) {
-    this.leaseMs = options.leaseMs ?? SLOT_LEASE_MS;
+    this.leaseMs = options.leaseMs ?? 300_000;
     this.lookAgainMs = options.lookAgainMs ?? 1_000;
     this.aheadMax = Math.floor((rules.limit * IN_HAND_MS) / rules.holdMs);
     this.takes = new TakesAhead(
@@ -133,11 +130,6 @@ export class PostgresSlotWindow implements SlotWindow {
       pausedUntil: Math.max(rows.pausedUntil, known > now ? known : Number.NEGATIVE_INFINITY),
       lookAgainAt: elsewhere ? now + this.lookAgainMs : Number.POSITIVE_INFINITY,
     };
-  }
-
-  /** Whether this process holds none of the slots, and has none taken or on its way. */
-  idle(now: number): boolean {
-    return this.mine.size === 0 && this.takes.quiet(now);
   }
 
   /** Once what was asked of the database (a take, a reading) has landed. */

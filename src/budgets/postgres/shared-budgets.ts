@@ -1,25 +1,15 @@
-import type { Clock } from "../../time.js";
 import type { AllowanceScope, Allowances } from "../allowance.js";
 import { gcraRules } from "../gcra.js";
 import { localAllowances } from "../local-allowances.js";
-import type { SlotRules, SlotWindows } from "../service/slot-window.js";
+import type { SlotWindows } from "../service/slot-window.js";
 import { SLACK_MINUTE_MS, windowRules } from "../window.js";
 import { PostgresBucket } from "./bucket.js";
 import { BudgetDb, type BudgetDbOptions, type BudgetQuery } from "./budget-db.js";
-import { PostgresSlotWindow, type SharedSlotOptions, SLOT_LEASE_MS } from "./service-slots.js";
+import { PostgresSlotWindow, type SharedSlotOptions } from "./service-slots.js";
 import { SlotTable } from "./slots.js";
-import type { SoloLock } from "./solo.js";
-import { SwitchingAllowance, SwitchingSlotWindow } from "./switching.js";
 import { PostgresWindow } from "./window.js";
 
-export type SharedBudgetOptions = BudgetDbOptions &
-  SharedSlotOptions & {
-    /**
-     * Whether this replica is alone on the database (solo.ts): while it is, the budgets are
-     * kept in its memory, with no statement per take. Without it they are always shared.
-     */
-    solo?: SoloLock;
-  };
+export type SharedBudgetOptions = BudgetDbOptions & SharedSlotOptions;
 
 /** The budgets replicas share, to hand to the Slack call scheduler and the service budget. */
 export interface SharedBudgets {
@@ -57,57 +47,35 @@ export function sharedBudgets(
 ): SharedBudgets {
   const budgets = new BudgetDb(query, options);
   const slots = new SlotTable(budgets);
-  const { solo } = options;
-  const allowances: Allowances = (scope, rules, changed) => {
-    const key = slackKey(scope);
-    const alone = localAllowances(scope, rules);
-    const { perMinute, burst } = rules;
-    return rules.window
-      ? new PostgresWindow(
-          budgets,
-          slots,
-          key,
-          windowRules(perMinute, SLACK_MINUTE_MS),
-          alone,
-          changed,
-        )
-      : new PostgresBucket(budgets, key, gcraRules(perMinute, burst), alone, changed);
-  };
-  const slotWindows = (
-    rules: SlotRules,
-    changed: () => void,
-    clock: Pick<Clock, "now" | "timer">,
-  ) => new PostgresSlotWindow(budgets, slots, serviceKey(rules), rules, clock, options, changed);
   return {
-    allowances: solo
-      ? (scope, rules, changed = () => undefined) =>
-          new SwitchingAllowance(
-            solo,
-            slackKey(scope),
-            rules,
-            () => allowances(scope, rules, changed),
+    allowances: (scope, rules, changed) => {
+      const key = slackKey(scope);
+      const alone = localAllowances(scope, rules);
+      const { perMinute, burst } = rules;
+      return rules.window
+        ? new PostgresWindow(
+            budgets,
+            slots,
+            key,
+            windowRules(perMinute, SLACK_MINUTE_MS),
+            alone,
             changed,
           )
-      : allowances,
-    slotWindows: solo
-      ? (rules, changed, clock) =>
-          new SwitchingSlotWindow(
-            solo,
-            serviceKey(rules),
-            rules,
-            () => slotWindows(rules, changed, clock),
-            (id, untilAt) => slots.release(id, untilAt),
-            options.leaseMs ?? SLOT_LEASE_MS,
-            changed,
-          )
-      : slotWindows,
+        : new PostgresBucket(budgets, key, gcraRules(perMinute, burst), alone, changed);
+    },
+    slotWindows: (rules, changed, clock) =>
+      new PostgresSlotWindow(
+        budgets,
+        slots,
+        `service:${rules.user}:${rules.kind}`,
+        rules,
+        clock,
+        options,
+        changed,
+      ),
     sweep: (now) => budgets.sweep(now),
     settled: () => budgets.settled(),
   };
-}
-
-function serviceKey(rules: SlotRules): string {
-  return `service:${rules.user}:${rules.kind}`;
 }
 
 function slackKey({ team, method, lane }: AllowanceScope): string {

@@ -70,31 +70,14 @@ export type SlotWindows = (rules: SlotRules, changed: () => void, clock: Clock) 
 /** Slots in this process's memory: the default, right for one process. */
 export const localSlotWindows: SlotWindows = (rules) => new LocalSlotWindow(rules);
 
-/** Where an earlier keeper of the slots left them: those that free later, and its pause. */
-export interface SlotSeed {
-  freeAt: readonly number[];
-  pausedUntil: number;
-}
-
-export class LocalSlotWindow implements SlotWindow {
+class LocalSlotWindow implements SlotWindow {
   private readonly held = new Set<number>();
-  /** When each released slot frees, ascending. */
-  private readonly freeAt: number[];
-  private pausedUntil: number;
+  /** When each released slot frees, ascending. Never longer than `limit`. */
+  private readonly freeAt: number[] = [];
+  private pausedUntil = Number.NEGATIVE_INFINITY;
   private nextId = 0;
 
-  constructor(
-    private readonly rules: SlotRules,
-    seed: SlotSeed = { freeAt: [], pausedUntil: Number.NEGATIVE_INFINITY },
-  ) {
-    this.freeAt = [...seed.freeAt].sort((a, b) => a - b);
-    this.pausedUntil = seed.pausedUntil;
-  }
-
-  /** The ids of the slots taken and not yet released (budgets/postgres/handover.ts). */
-  heldIds(): number[] {
-    return [...this.held];
-  }
+  constructor(private readonly rules: SlotRules) {}
 
   occupy(now: number): number | undefined {
     this.forget(now);
